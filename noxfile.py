@@ -1,0 +1,328 @@
+"""Task runner for the CodeFu trainer monorepo.
+
+`nox -l` lists the sessions. Arguments after `--` go to the tool a session wraps:
+Hydra overrides for `prepare` and `train`, pytest arguments for `tests` and
+`judge-tests`, benchmark names for `bench`.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import nox
+
+ROOT = Path(__file__).resolve().parent
+PYTHON = "3.11"
+PACKAGES = ("sandbox", "data", "trainer", "launcher")
+# Local packages each package needs installed beside it (dependencies point one way).
+LOCAL_DEPS: dict[str, tuple[str, ...]] = {
+    "sandbox": (),
+    "data": ("sandbox",),
+    "launcher": (),
+    "trainer": ("sandbox", "data", "launcher"),
+}
+# Suites whose dependencies pull torch (veRL): torch is installed first, CPU build without CUDA.
+NEEDS_TORCH = {"data", "trainer"}
+TORCH_VERSION = "2.13.0"
+SUITE_TIMEOUT = "900"  # pytest-timeout per test: nothing may hang CI
+
+nox.options.default_venv_backend = "uv|virtualenv"
+nox.options.sessions = ["lint", "tests", "judge-tests"]
+nox.options.error_on_missing_interpreters = True
+# uv must use the interpreters on this machine, never download one.
+os.environ.setdefault("UV_PYTHON_DOWNLOADS", "never")
+
+
+def _pyproject(path: Path) -> dict:
+    with path.open("rb") as f:
+        return tomllib.load(f)
+
+
+def package_version(package: str) -> str:
+    """The version in packages/<package>/pyproject.toml."""
+    return str(_pyproject(ROOT / "packages" / package / "pyproject.toml")["project"]["version"])
+
+
+def has_cuda() -> bool:
+    """True on a machine with an NVIDIA driver (then torch's CUDA build is wanted)."""
+    if os.environ.get("CODEFU_FORCE_CPU_TORCH"):
+        return False
+    return Path("/proc/driver/nvidia/version").exists() or shutil.which("nvidia-smi") is not None
+
+
+def _pip_find_links() -> list[str]:
+    """Wheel folders from pip's configuration; uv does not read pip's config files."""
+    try:
+        out = subprocess.run(
+            [sys.executable, "-m", "pip", "config", "list"],
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=30,
+        ).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return []
+    links: list[str] = []
+    for line in out.splitlines():
+        key, _, value = line.partition("=")
+        if key.strip().endswith("find-links"):
+            links.extend(value.strip().strip("'\"").split())
+    return links
+
+
+def install_torch(session: nox.Session) -> None:
+    """Install torch before anything that depends on it.
+
+    With CUDA: the regular build. Without: the `+cpu` build, found through pip's
+    configured wheel folders or an index the user configured (PIP_EXTRA_INDEX_URL /
+    UV_EXTRA_INDEX_URL pointing at PyTorch's CPU wheel index), so no session ever
+    pulls gigabytes of CUDA wheels onto a CPU-only machine.
+    """
+    if has_cuda():
+        session.install(f"torch=={TORCH_VERSION}")
+        return
+    args: list[str] = []
+    if session.venv_backend == "uv":
+        for link in _pip_find_links():
+            args += ["--find-links", link]
+    try:
+        session.install(f"torch=={TORCH_VERSION}+cpu", *args)
+    except nox.command.CommandFailed:
+        session.error(
+            f"Could not install the CPU build of torch {TORCH_VERSION}. On a CPU-only "
+            "machine, point PIP_EXTRA_INDEX_URL and UV_EXTRA_INDEX_URL at PyTorch's CPU "
+            "wheel index (or PIP_FIND_LINKS/UV_FIND_LINKS at a folder holding the wheel), "
+            "or set CODEFU_FORCE_CUDA_TORCH=1 to accept the CUDA build."
+        )
+
+
+def _torch_constraint(session: nox.Session) -> list[str]:
+    """Constrain later installs to the torch already installed."""
+    tmp = Path(session.create_tmp())
+    pin = f"torch=={TORCH_VERSION}" + ("" if has_cuda() else "+cpu")
+    constraints = tmp / "torch-constraint.txt"
+    constraints.write_text(pin + "\n")
+    args = ["-c", str(constraints)]
+    if session.venv_backend == "uv" and not has_cuda():
+        for link in _pip_find_links():
+            args += ["--find-links", link]
+    return args
+
+
+def install_packages(session: nox.Session, *packages: str, extras: str = "") -> None:
+    """Editable installs of local packages and their local dependencies, torch first if needed."""
+    wanted: list[str] = []
+    for package in packages:
+        for dep in (*LOCAL_DEPS[package], package):
+            if dep not in wanted:
+                wanted.append(dep)
+    constraint: list[str] = []
+    if NEEDS_TORCH & set(packages) and not os.environ.get("CODEFU_FORCE_CUDA_TORCH"):
+        install_torch(session)
+        constraint = _torch_constraint(session)
+    args: list[str] = []
+    for dep in wanted:
+        suffix = f"[{extras}]" if extras and dep in packages else ""
+        args += ["-e", f"packages/{dep}{suffix}"]
+    session.install(*args, *constraint)
+
+
+def install_group(session: nox.Session, group: str) -> None:
+    session.install(*nox.project.dependency_groups(_pyproject(ROOT / "pyproject.toml"), group))
+
+
+def run_pytest(session: nox.Session, *args: str) -> None:
+    """pytest, treating 'no tests collected' (exit 5) as a failure with a clear message."""
+    code = session.run(
+        "pytest", f"--timeout={SUITE_TIMEOUT}", *args, *session.posargs, success_codes=[0, 5]
+    )
+    if code == 5 and not session.posargs:
+        session.error("pytest collected no tests: a suite that tests nothing is a failure here.")
+
+
+@nox.session(python=PYTHON)
+@nox.parametrize("package", [*PACKAGES, "repo"])
+def tests(session: nox.Session, package: str) -> None:
+    """Run one package's test suite in its own environment (`repo`: repository-level checks)."""
+    install_group(session, "test")
+    if package == "repo":
+        session.install("nox>=2025.2.9", "pyyaml>=6")
+        run_pytest(session, "tests")
+        return
+    install_packages(session, package, extras="test")
+    ignore = ["--ignore=packages/sandbox/tests/judge"] if package == "sandbox" else []
+    run_pytest(session, f"packages/{package}/tests", *ignore)
+
+
+@nox.session(name="judge-tests", python=PYTHON)
+def judge_tests(session: nox.Session) -> None:
+    """The judge's security and accuracy suite: real attacks against the real sandbox."""
+    install_group(session, "test")
+    install_packages(session, "sandbox", extras="test")
+    run_pytest(session, "packages/sandbox/tests/judge")
+
+
+@nox.session(python=PYTHON)
+def lint(session: nox.Session) -> None:
+    """ruff check, ruff format --check, and mypy over every package."""
+    install_group(session, "lint")
+    session.install("nox>=2025.2.9")
+    session.run("ruff", "check", ".")
+    session.run("ruff", "format", "--check", ".")
+    session.run("mypy")
+
+
+@nox.session(python=PYTHON)
+def prepare(session: nox.Session) -> None:
+    """Prepare the tiered veRL datasets; arguments are Hydra overrides (e.g. data.source=DIR)."""
+    install_packages(session, "data", extras="validate")
+    session.run("codefu-data", "prepare", "--config-dir", str(ROOT / "conf"), *session.posargs)
+
+
+@nox.session(python=PYTHON)
+def train(session: nox.Session) -> None:
+    """Train (cluster=local), rehearse on CPU (cluster=cpu) or submit (cluster=sagemaker_*).
+
+    Arguments are Hydra overrides: `nox -s train -- cluster=sagemaker_p4de trainer.total_epochs=1`.
+    """
+    gpu = has_cuda() and sys.platform == "linux"
+    install_packages(session, "trainer", extras="gpu" if gpu else "")
+    session.install("-e", "packages/launcher[submit]")
+    session.run("codefu-train", "--config-dir", str(ROOT / "conf"), *session.posargs)
+
+
+@nox.session(python=PYTHON)
+def report(session: nox.Session) -> None:
+    """PNG plots of a training run's metrics: `nox -s report -- RUN_DIR`."""
+    if not session.posargs:
+        session.error("Usage: nox -s report -- RUN_DIR (a run directory written by `nox -s train`).")
+    install_packages(session, "trainer")
+    session.run("python", "-m", "codefu_trainer.report", *session.posargs)
+
+
+@nox.session(python=PYTHON)
+def bench(session: nox.Session) -> None:
+    """Benchmarks: `nox -s bench -- judge|reward|data` (all when none is named)."""
+    install_packages(session, "trainer", extras="test")
+    install_group(session, "test")
+    names = session.posargs or ["judge", "reward", "data"]
+    for name in names:
+        script = ROOT / "benchmarks" / f"bench_{name}.py"
+        if not script.exists():
+            known = sorted(p.stem.removeprefix("bench_") for p in (ROOT / "benchmarks").glob("bench_*.py"))
+            session.error(f"Unknown benchmark {name!r}; choose from: {', '.join(known)}.")
+        session.run("python", str(script))
+
+
+@nox.session(python=PYTHON)
+def build(session: nox.Session) -> None:
+    """Wheels and sdists of the four packages into dist/, then installed into a fresh venv."""
+    session.install("build>=1.2", "uv>=0.5")
+    dist = ROOT / "dist"
+    shutil.rmtree(dist, ignore_errors=True)
+    for package in PACKAGES:
+        session.run("python", "-m", "build", "--installer", "uv", "--outdir", str(dist), f"packages/{package}")
+    wheels = sorted(str(p) for p in dist.glob("*.whl"))
+    if len(wheels) != len(PACKAGES):
+        session.error(f"Expected {len(PACKAGES)} wheels in dist/, found {len(wheels)}: {wheels}")
+    check = Path(session.create_tmp()) / "install-check"
+    shutil.rmtree(check, ignore_errors=True)
+    session.run("uv", "venv", "--quiet", "--python", sys.executable, str(check), external=False)
+    py = str(check / "bin" / "python")
+    torch_pin = f"torch=={TORCH_VERSION}" + ("" if has_cuda() else "+cpu")
+    links = [a for link in _pip_find_links() for a in ("--find-links", link)]
+    session.run("uv", "pip", "install", "--quiet", "--python", py, torch_pin, *links)
+    session.run("uv", "pip", "install", "--quiet", "--python", py, *wheels, "-c", _torch_pin_file(session, torch_pin), *links)
+    session.run(
+        py,
+        "-c",
+        "import codefu_sandbox, codefu_data, codefu_trainer, codefu_launcher; print('all four import')",
+    )
+    for script in ("codefu-judge", "codefu-data", "codefu-reward", "codefu-launcher"):
+        session.run(str(check / "bin" / script), "--help", silent=True)
+    session.log(f"Built and install-checked: {', '.join(Path(w).name for w in wheels)}")
+
+
+def _torch_pin_file(session: nox.Session, pin: str) -> str:
+    path = Path(session.create_tmp()) / "torch-pin.txt"
+    path.write_text(pin + "\n")
+    return str(path)
+
+
+IMAGES = {"train": "docker/train.Dockerfile", "judge": "docker/judge.Dockerfile"}
+
+
+def _docker_engine_running() -> bool:
+    if shutil.which("docker") is None:
+        return False
+    probe = subprocess.run(["docker", "info"], capture_output=True, check=False, timeout=60)
+    return probe.returncode == 0
+
+
+@nox.session(python=False)
+def image(session: nox.Session) -> None:
+    """Build the Docker images tagged with the package version.
+
+    `-- push` also logs in to ECR (AWS_ACCOUNT_ID or the caller's account, AWS_REGION)
+    and pushes; `-- --dry-run` only prints the commands.
+    """
+    args = set(session.posargs)
+    unknown = args - {"push", "--dry-run"}
+    if unknown:
+        session.error(f"Unknown arguments {sorted(unknown)}; use: push, --dry-run.")
+    dry_run = "--dry-run" in args
+    version = package_version("trainer")
+    region = os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION") or "us-east-1"
+    account = os.environ.get("AWS_ACCOUNT_ID", "")
+    if "push" in args and not account:
+        if dry_run:
+            account = "<AWS_ACCOUNT_ID>"
+        else:
+            if shutil.which("aws") is None:
+                session.error("Pushing needs AWS_ACCOUNT_ID set, or the AWS CLI to look it up.")
+            account = subprocess.run(
+                ["aws", "sts", "get-caller-identity", "--query", "Account", "--output", "text"],
+                capture_output=True,
+                text=True,
+                check=True,
+            ).stdout.strip()
+    registry = f"{account}.dkr.ecr.{region}.amazonaws.com" if "push" in args else ""
+    commands: list[list[str]] = []
+    tags: list[str] = []
+    for name, dockerfile in IMAGES.items():
+        tag = f"{registry + '/' if registry else ''}codefu-{name}:{version}"
+        tags.append(tag)
+        commands.append(["docker", "build", "-f", dockerfile, "-t", tag, "."])
+    if "push" in args:
+        login = (
+            f"aws ecr get-login-password --region {region} | "
+            f"docker login --username AWS --password-stdin {registry}"
+        )
+        for name in IMAGES:
+            commands.append(
+                ["aws", "ecr", "create-repository", "--region", region, "--repository-name", f"codefu-{name}"]
+            )
+        commands += [["docker", "push", tag] for tag in tags]
+    else:
+        login = ""
+    if dry_run:
+        if login:
+            print(login)
+        for command in commands:
+            print(" ".join(command))
+        return
+    if not _docker_engine_running():
+        session.error(
+            "No Docker engine is running here (`docker info` failed), so images cannot be built. "
+            "Run this session on a machine with Docker, or `nox -s image -- --dry-run` to see the commands."
+        )
+    if login:
+        session.run("bash", "-c", login, external=True)
+    for command in commands:
+        ok = [0, 254] if command[1] == "ecr" else [0]  # 254: repository already exists
+        session.run(*command, external=True, success_codes=ok)

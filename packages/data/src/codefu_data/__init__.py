@@ -1,0 +1,3 @@
+"""codefu_data."""
+
+__version__ = "0.1.0"

@@ -1,0 +1,3 @@
+"""codefu_launcher."""
+
+__version__ = "0.1.0"

@@ -1,0 +1,3 @@
+"""codefu_sandbox."""
+
+__version__ = "0.1.0"

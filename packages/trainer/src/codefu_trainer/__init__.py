@@ -1,0 +1,3 @@
+"""codefu_trainer."""
+
+__version__ = "0.1.0"
