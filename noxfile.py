@@ -200,7 +200,9 @@ def train(session: nox.Session) -> None:
 def report(session: nox.Session) -> None:
     """PNG plots of a training run's metrics: `nox -s report -- RUN_DIR`."""
     if not session.posargs:
-        session.error("Usage: nox -s report -- RUN_DIR (a run directory written by `nox -s train`).")
+        session.error(
+            "Usage: nox -s report -- RUN_DIR (a run directory written by `nox -s train`)."
+        )
     install_packages(session, "trainer")
     session.run("python", "-m", "codefu_trainer.report", *session.posargs)
 
@@ -214,7 +216,9 @@ def bench(session: nox.Session) -> None:
     for name in names:
         script = ROOT / "benchmarks" / f"bench_{name}.py"
         if not script.exists():
-            known = sorted(p.stem.removeprefix("bench_") for p in (ROOT / "benchmarks").glob("bench_*.py"))
+            known = sorted(
+                p.stem.removeprefix("bench_") for p in (ROOT / "benchmarks").glob("bench_*.py")
+            )
             session.error(f"Unknown benchmark {name!r}; choose from: {', '.join(known)}.")
         session.run("python", str(script))
 
@@ -226,7 +230,16 @@ def build(session: nox.Session) -> None:
     dist = ROOT / "dist"
     shutil.rmtree(dist, ignore_errors=True)
     for package in PACKAGES:
-        session.run("python", "-m", "build", "--installer", "uv", "--outdir", str(dist), f"packages/{package}")
+        session.run(
+            "python",
+            "-m",
+            "build",
+            "--installer",
+            "uv",
+            "--outdir",
+            str(dist),
+            f"packages/{package}",
+        )
     wheels = sorted(str(p) for p in dist.glob("*.whl"))
     if len(wheels) != len(PACKAGES):
         session.error(f"Expected {len(PACKAGES)} wheels in dist/, found {len(wheels)}: {wheels}")
@@ -237,11 +250,22 @@ def build(session: nox.Session) -> None:
     torch_pin = f"torch=={TORCH_VERSION}" + ("" if has_cuda() else "+cpu")
     links = [a for link in _pip_find_links() for a in ("--find-links", link)]
     session.run("uv", "pip", "install", "--quiet", "--python", py, torch_pin, *links)
-    session.run("uv", "pip", "install", "--quiet", "--python", py, *wheels, "-c", _torch_pin_file(session, torch_pin), *links)
+    session.run(
+        "uv",
+        "pip",
+        "install",
+        "--quiet",
+        "--python",
+        py,
+        *wheels,
+        "-c",
+        _torch_pin_file(session, torch_pin),
+        *links,
+    )
     session.run(
         py,
         "-c",
-        "import codefu_sandbox, codefu_data, codefu_trainer, codefu_launcher; print('all four import')",
+        "import codefu_sandbox, codefu_data, codefu_trainer, codefu_launcher; print('imports ok')",
     )
     for script in ("codefu-judge", "codefu-data", "codefu-reward", "codefu-launcher"):
         session.run(str(check / "bin" / script), "--help", silent=True)
@@ -305,7 +329,15 @@ def image(session: nox.Session) -> None:
         )
         for name in IMAGES:
             commands.append(
-                ["aws", "ecr", "create-repository", "--region", region, "--repository-name", f"codefu-{name}"]
+                [
+                    "aws",
+                    "ecr",
+                    "create-repository",
+                    "--region",
+                    region,
+                    "--repository-name",
+                    f"codefu-{name}",
+                ]
             )
         commands += [["docker", "push", tag] for tag in tags]
     else:
@@ -319,7 +351,8 @@ def image(session: nox.Session) -> None:
     if not _docker_engine_running():
         session.error(
             "No Docker engine is running here (`docker info` failed), so images cannot be built. "
-            "Run this session on a machine with Docker, or `nox -s image -- --dry-run` to see the commands."
+            "Run this session on a machine with Docker, or `nox -s image -- --dry-run` "
+            "to see the commands"
         )
     if login:
         session.run("bash", "-c", login, external=True)
