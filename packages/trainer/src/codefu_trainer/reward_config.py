@@ -1,0 +1,130 @@
+"""Reward configuration: the schema of the Hydra group ``reward`` (``conf/reward/*.yaml``).
+
+Defaults follow DESIGN §5: no extractable code −1, compile error −0.5, any test over the
+time limit 0, otherwise the fraction of private tests passed. Other modes: all-or-nothing,
+pass ratio to a power, and public tests counted with the private ones.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+from omegaconf import OmegaConf
+
+__all__ = [
+    "SCHEMA_NAME",
+    "DeadlineConfig",
+    "RewardConfig",
+    "RewardMode",
+    "WorkerConfig",
+    "register_reward_schema",
+    "reward_config_from",
+]
+
+SCHEMA_NAME = "reward_schema"
+
+
+class RewardMode(StrEnum):
+    """How the tests passed become a reward for a program that compiled and did not time out."""
+
+    # Member names equal their values: OmegaConf reads enum values by member name.
+    linear = "linear"  # passed / total
+    all_or_nothing = "all_or_nothing"  # 1 when every test passes, else 0
+    power = "power"  # (passed / total) ** power_exponent
+
+
+@dataclass
+class DeadlineConfig:
+    """Per-response deadline: compile_seconds + Σ_tests (time limit × wall_factor + per_test_overhead) + slack.
+
+    Past it the response gets the verdict ``DEADLINE``, ``judge_failure_score`` and
+    ``judge_failure=1``. The judge bounds every program itself, so the deadline only fires
+    when a worker hangs or its node stalls.
+    """
+
+    compile_seconds: float = 60.0
+    wall_factor: float = 3.0
+    per_test_overhead_seconds: float = 0.5
+    slack_seconds: float = 15.0
+    max_seconds: float = 900.0
+
+
+@dataclass
+class WorkerConfig:
+    """Ray judge workers: where they run and how many."""
+
+    # Custom Ray resource marking judge nodes; when no alive node has it, any CPU node judges.
+    resource: str = "judge"
+    # None: one worker per CPU of the judge nodes (or per available CPU without judge nodes).
+    num_workers: int | None = None
+    cpus_per_worker: float = 1.0
+    # Compile cache / precompiled-header directory on each node; None: the Judge default
+    # ($CODEFU_CACHE_DIR or ~/.cache/codefu), which is per node.
+    cache_dir: str | None = None
+    # A worker that does not start within this many seconds is given up (never waited on).
+    start_timeout_seconds: float = 120.0
+    # A response that finds no free worker for this long fails as a judge failure.
+    acquire_timeout_seconds: float = 900.0
+    # How many times the work of a dead worker (or node) is retried on another worker.
+    max_retries: int = 1
+    # Ray namespace-wide name of the shared dispatcher (several reward-loop processes share it).
+    pool_name: str = "codefu-judge-pool"
+
+
+@dataclass
+class RewardConfig:
+    """Reward rules, judging options, deadline and worker settings (Hydra group ``reward``)."""
+
+    mode: RewardMode = RewardMode.linear
+    power_exponent: float = 1.5
+    include_public_tests: bool = False
+    no_code_score: float = -1.0
+    compile_error_score: float = -0.5
+    timeout_score: float = 0.0  # any test over the time limit
+    judge_failure_score: float = 0.0  # deadline passed, worker lost twice, judge internal error
+    # Output comparison (Contract 1 checker names); codecontests = DESIGN §5 token compare.
+    checker: str = "codecontests"
+    # Problem limits: scale the time limit; defaults where the dataset has none.
+    time_limit_scale: float = 1.0
+    default_time_limit_seconds: float = 2.0
+    default_memory_limit_bytes: int = 256 * 1024 * 1024
+    deadline: DeadlineConfig = field(default_factory=DeadlineConfig)
+    worker: WorkerConfig = field(default_factory=WorkerConfig)
+
+    def __post_init__(self) -> None:
+        self.mode = RewardMode(self.mode)
+        if self.power_exponent <= 0:
+            raise ValueError(f"reward.power_exponent must be > 0, got {self.power_exponent}")
+        if self.time_limit_scale <= 0:
+            raise ValueError(f"reward.time_limit_scale must be > 0, got {self.time_limit_scale}")
+        if self.worker.max_retries < 0:
+            raise ValueError("reward.worker.max_retries must be >= 0")
+
+
+def register_reward_schema() -> None:
+    """Register ``RewardConfig`` as ``reward/reward_schema`` in Hydra's ConfigStore.
+
+    ``conf/reward/*.yaml`` start with ``defaults: [reward_schema, _self_]``, so a misspelled
+    key or a wrong type in them or in a ``reward.*`` override is an error naming the key.
+    """
+    from hydra.core.config_store import ConfigStore
+
+    ConfigStore.instance().store(group="reward", name=SCHEMA_NAME, node=RewardConfig)
+
+
+def reward_config_from(cfg: Any) -> RewardConfig:
+    """A ``RewardConfig`` from a composed ``reward`` node, a dict, or a ``RewardConfig``."""
+    if isinstance(cfg, RewardConfig):
+        return cfg
+    if cfg is None:
+        return RewardConfig()
+    merged = OmegaConf.merge(OmegaConf.structured(RewardConfig), cfg)
+    obj = OmegaConf.to_object(merged)
+    assert isinstance(obj, RewardConfig)
+    obj.__post_init__()
+    return obj
+
+
+register_reward_schema()

@@ -1,0 +1,146 @@
+"""Code extraction (DESIGN §5): examples from real model output shapes and properties."""
+
+from __future__ import annotations
+
+import html
+import string
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from codefu_trainer.extract import extract_code, fenced_blocks
+
+PROGRAM = '#include <bits/stdc++.h>\nint main() {\n    std::puts("hi");\n}'
+
+
+@pytest.mark.parametrize("tag", ["cpp", "c++", "cc", "cxx", "C++", "CPP", "cpp17x"[:3]])
+def test_tagged_fences(tag: str) -> None:
+    text = f"Here it is:\n```{tag}\n{PROGRAM}\n```\nDone."
+    assert extract_code(text) == PROGRAM
+
+
+def test_reference_missed_cplusplus_fence() -> None:
+    assert extract_code(f"```c++\n{PROGRAM}\n```") == PROGRAM
+
+
+def test_last_tagged_block_wins_over_earlier_and_other_languages() -> None:
+    text = (
+        "First try:\n```cpp\nint main(){return 1;}\n```\n"
+        f"Better:\n```cpp\n{PROGRAM}\n```\n"
+        "Sample run:\n```text\n3\n1 2 3\n```\n"
+        "In Python:\n```python\nprint(1)\n```\n"
+    )
+    assert extract_code(text) == PROGRAM
+
+
+def test_unterminated_fence_runs_to_end() -> None:
+    assert extract_code(f"Solution:\n```cpp\n{PROGRAM}\n") == PROGRAM
+
+
+def test_code_tag_without_fence() -> None:
+    assert extract_code(f"Answer: <code>\n{PROGRAM}\n</code> end") == PROGRAM
+
+
+def test_code_tag_last_fence_inside_it() -> None:
+    text = (
+        f"```cpp\nint main(){{}}\n```\n<code>\n```\nignored draft\n```\n```cpp\n{PROGRAM}\n```\n"
+        "</code>\n"
+    )
+    assert extract_code(text) == PROGRAM
+
+
+def test_last_code_tag_wins_and_beats_later_fences() -> None:
+    text = f"<code>int main(){{}}</code> then <code>{PROGRAM}</code>\n```cpp\nint x;\n```"
+    assert extract_code(text) == PROGRAM
+
+
+def test_unterminated_code_tag() -> None:
+    assert extract_code(f"<code>\n{PROGRAM}") == PROGRAM
+
+
+def test_html_escaped_code_tag_is_unescaped() -> None:
+    escaped = PROGRAM.replace("<", "&lt;").replace(">", "&gt;")
+    assert extract_code(f"<code>{escaped}</code>") == PROGRAM
+
+
+def test_think_section_code_is_ignored_when_final_answer_exists() -> None:
+    text = (
+        "<think>\nMaybe:\n```cpp\nint main(){return 7;}\n```\nNo, wrong.\n</think>\n"
+        f"Final:\n```cpp\n{PROGRAM}\n```"
+    )
+    assert extract_code(text) == PROGRAM
+
+
+def test_think_without_open_tag_r1_style() -> None:
+    text = f"Let me think.\n```cpp\nint main(){{return 7;}}\n```\n</think>\n```cpp\n{PROGRAM}\n```"
+    assert extract_code(text) == PROGRAM
+
+
+def test_final_answer_without_code_gives_none_even_if_reasoning_has_code() -> None:
+    text = "<think>```cpp\nint main(){}\n```</think>\nI cannot solve this."
+    assert extract_code(text) is None
+
+
+def test_unclosed_think_is_not_an_answer() -> None:
+    assert extract_code(f"<think>\nTrying:\n```cpp\n{PROGRAM}\n```\n and then") is None
+
+
+def test_untagged_fence_with_main_is_last_resort() -> None:
+    assert extract_code(f"```\n{PROGRAM}\n```") == PROGRAM
+    assert extract_code("```\n3\n1 2 3\n```") is None
+
+
+def test_tagged_beats_later_untagged() -> None:
+    text = f"```cpp\n{PROGRAM}\n```\n```\nint main(){{return 2;}}\n```"
+    assert extract_code(text) == PROGRAM
+
+
+@pytest.mark.parametrize("text", [None, "", "no code here", "```cpp\n\n```", "<code> </code>"])
+def test_no_code(text: str | None) -> None:
+    assert extract_code(text) is None
+
+
+def test_longer_fence_can_contain_shorter() -> None:
+    body = "int main() {\n  // ```\n  return 0;\n}"
+    assert fenced_blocks(f"````cpp\n{body}\n````")[0].body == body
+
+
+# Properties ---------------------------------------------------------------------------
+
+_SAFE = string.ascii_letters + string.digits + " \t\n;{}()+-*/=#\"'.,:"
+prose = st.text(alphabet=_SAFE.replace("\n", " "), max_size=60)
+code_line = st.text(alphabet=_SAFE.replace("\n", ""), min_size=1, max_size=40).filter(
+    lambda s: s.strip() != ""
+)
+code_body = st.lists(code_line, min_size=1, max_size=8).map("\n".join)
+tags = st.sampled_from(["cpp", "c++", "cc", "CPP", "C++", "cxx"])
+
+
+@settings(max_examples=150, deadline=None)
+@given(before=prose, after=prose, body=code_body, tag=tags)
+def test_property_single_block_round_trips(before: str, after: str, body: str, tag: str) -> None:
+    text = f"{before}\n```{tag}\n{body}\n```\n{after}"
+    assert extract_code(text) == body.strip("\n").rstrip()
+
+
+@settings(max_examples=150, deadline=None)
+@given(first=code_body, last=code_body, mid=prose, tag=tags, closed=st.booleans())
+def test_property_last_block_wins(first: str, last: str, mid: str, tag: str, closed: bool) -> None:
+    text = f"```cpp\n{first}\n```\n{mid}\n```{tag}\n{last}\n" + ("```\n" if closed else "")
+    assert extract_code(text) == last.strip("\n").rstrip()
+
+
+@settings(max_examples=150, deadline=None)
+@given(draft=code_body, final=code_body, talk=prose)
+def test_property_reasoning_never_leaks(draft: str, final: str, talk: str) -> None:
+    text = f"<think>{talk}\n```cpp\n{draft}\n```\n</think>\n{talk}\n```cpp\n{final}\n```"
+    assert extract_code(text) == final.strip("\n").rstrip()
+    assert extract_code(f"<think>{talk}\n```cpp\n{draft}\n```\n</think>\n{talk}") is None
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.sampled_from(list("`~<>/codethink+pc\n ab{}"))) | st.text())
+def test_property_total_and_from_input(text: str) -> None:
+    code = extract_code(text)
+    assert code is None or (code.strip() != "" and (code in text or code in html.unescape(text)))
