@@ -335,7 +335,7 @@ def write_shards(problems: list[Problem], out_dir: Path) -> dict[str, int]:
         rows.sort(key=lambda r: r["name"])
         table = pa.Table.from_pylist(rows, schema=SCHEMA)
         path = out_dir / f"{split}-00000-of-00001.parquet"
-        pq.write_table(table, path, compression="snappy", row_group_size=ROW_GROUP_SIZE,
+        pq.write_table(table, path, compression="zstd", compression_level=9, row_group_size=ROW_GROUP_SIZE,
                        write_statistics=False, store_schema=True)
         counts[split] = len(rows)
     return counts

@@ -11,6 +11,6 @@ def generate(rng: random.Random) -> dict[str, list[str]]:
             ns = [1, 2, 3, 4, 5, 6]
         else:
             hi = 20 if k < 4 else 10**9
-            ns = [rng.randint(1, hi) for _ in range(rng.randint(1, 1000))]
+            ns = [rng.randint(1, hi) for _ in range(rng.randint(1, 300))]
         private.append(f"{len(ns)}\n" + "\n".join(map(str, ns)) + "\n")
     return {"public": public, "private": private}

@@ -13,5 +13,5 @@ def generate(rng: random.Random) -> dict[str, list[str]]:
     for k in range(4):
         n = rng.randint(2, 1000)
         private.append(_case([rng.randint(1, 10**9) for _ in range(n)]))
-    private.append(_case([rng.choice([2, 4, 6, 8]) for _ in range(200000)]))
+    private.append(_case([rng.choice([2, 4, 6, 8]) for _ in range(70000)]))
     return {"public": public, "private": private}

@@ -1,0 +1,13 @@
+#include <bits/stdc++.h>
+int main() {
+    int n;
+    std::scanf("%d", &n);
+    std::vector<std::pair<long long, long long>> v(n);  // (end, start)
+    for (auto& [r, l] : v) std::scanf("%lld %lld", &l, &r);
+    std::sort(v.begin(), v.end());
+    long long free_from = LLONG_MIN;
+    int cnt = 0;
+    for (auto& [r, l] : v)
+        if (l >= free_from) { cnt++; free_from = r; }
+    std::printf("%d\n", cnt);
+}

@@ -1,0 +1,14 @@
+// Forgets the absolute value: clockwise polygons get a negative area.
+#include <bits/stdc++.h>
+int main() {
+    int n;
+    std::scanf("%d", &n);
+    std::vector<long long> x(n), y(n);
+    for (int i = 0; i < n; i++) std::scanf("%lld %lld", &x[i], &y[i]);
+    long long twice = 0;
+    for (int i = 0; i < n; i++) {
+        int j = (i + 1) % n;
+        twice += x[i] * y[j] - x[j] * y[i];
+    }
+    std::printf("%.1f\n", twice / 2.0);
+}
