@@ -1,0 +1,153 @@
+"""`codefu-data prepare`: Hydra-configured preparation with progress bars and a summary table."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from codefu_data.config import DataConfig, PromptConfig, builtin_config_dir, data_config_from_dict, register_configs
+from codefu_data.reader import DataError
+
+EPILOG = """\
+Hydra overrides (after the options) change the config in conf/prepare.yaml, e.g.
+  data=hard                      training tier (prepare always writes every tier)
+  data.source=DIR                or --source; "sample" = the shipped raw dataset
+  data.validate=true             check tests with the accepted C++ solutions (codefu-sandbox)
+  data.tiers.hard.max_rating=2400
+A key of the data config may drop its `data.` prefix: validate=true, source=DIR.
+
+Output: OUT/<tier>/{train,test}.parquet + OUT/manifest.json. Raw splits map
+train→train and valid+test→test (data.split_map); duplicates across splits stay only in test.
+"""
+
+
+def valid_keys() -> list[str]:
+    """Every `data.*` key of the schema, for error messages."""
+    keys: list[str] = []
+
+    def walk(prefix: str, cls: type) -> None:
+        for f in dataclasses.fields(cls):
+            if f.name == "prompt":
+                walk(f"{prefix}prompt.", PromptConfig)
+            elif f.name == "tiers":
+                keys.append(f"{prefix}tiers.<tier>.min_rating")
+                keys.append(f"{prefix}tiers.<tier>.max_rating")
+            else:
+                keys.append(prefix + f.name)
+
+    walk("data.", DataConfig)
+    return keys
+
+
+def _with_prefix(override: str) -> str:
+    """`validate=true` → `data.validate=true` for keys of the data config."""
+    lead = len(override) - len(override.lstrip("+~"))
+    key = override[lead:].split("=", 1)[0]
+    top = key.split(".", 1)[0]
+    fields = {f.name for f in dataclasses.fields(DataConfig)}
+    if top in fields and top != "data":
+        return override[:lead] + "data." + override[lead:]
+    return override
+
+
+def compose_config(config_dir: str | None, overrides: Sequence[str]) -> DataConfig:
+    """Compose conf/prepare.yaml (or the built-in copy) with overrides into a DataConfig."""
+    from hydra import compose, initialize_config_dir
+    from hydra.errors import HydraException
+    from omegaconf import OmegaConf
+    from omegaconf.errors import OmegaConfBaseException
+
+    register_configs()
+    directory = Path(config_dir).resolve() if config_dir else builtin_config_dir()
+    if not (directory / "prepare.yaml").is_file():
+        raise DataError(f"{directory}: no prepare.yaml; pass the repository's conf/ directory as --config-dir.")
+    fixed = [_with_prefix(o) for o in overrides]
+    try:
+        with initialize_config_dir(config_dir=str(directory), version_base="1.3", job_name="codefu_data"):
+            cfg = compose(config_name="prepare", overrides=fixed)
+    except (HydraException, OmegaConfBaseException) as exc:
+        options = sorted(p.stem for p in (directory / "data").glob("*.yaml"))
+        raise DataError(
+            f"invalid override(s) {' '.join(overrides)}: {exc}\n"
+            f"Valid keys: {', '.join(valid_keys())}\n"
+            f"Options for data=: {', '.join(options)}"
+        ) from exc
+    values = OmegaConf.to_container(cfg.data, resolve=True)
+    assert isinstance(values, dict)
+    try:
+        return data_config_from_dict({str(k): v for k, v in values.items()})
+    except ValueError as exc:
+        raise DataError(str(exc)) from exc
+
+
+def summary_table(manifest: dict[str, Any]) -> str:
+    """A plain-text table of kept and dropped problems per tier and split."""
+    counts = manifest["counts"]
+    splits = sorted({s for by_split in counts.values() for s in by_split})
+    reasons = sorted({r for by_split in counts.values() for c in by_split.values() for r in c["dropped"]})
+    header = ["tier", "split", "kept", *reasons]
+    rows = []
+    for tier in sorted(counts):
+        for split in splits:
+            c = counts[tier].get(split, {"kept": 0, "dropped": {}})
+            rows.append([tier, split, str(c["kept"]), *(str(c["dropped"].get(r, 0)) for r in reasons)])
+    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(header)]
+    lines = ["  ".join(h.ljust(w) for h, w in zip(header, widths, strict=True))]
+    lines.append("  ".join("-" * w for w in widths))
+    lines += ["  ".join(v.ljust(w) for v, w in zip(r, widths, strict=True)) for r in rows]
+    totals = manifest["totals"]
+    lines.append(f"read {totals['read']} problems, kept {totals['kept']}, dropped {sum(totals['dropped'].values())}")
+    if manifest.get("validation"):
+        v = manifest["validation"]
+        lines.append("validation: " + ", ".join(f"{k}={n}" for k, n in sorted(v.items())))
+    return "\n".join(lines)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="codefu-data",
+        description="CodeContests → quality-filtered difficulty tiers in veRL parquet format.",
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+    prep = sub.add_parser(
+        "prepare",
+        help="filter, tier and write the processed dataset",
+        description="Prepare OUT/<tier>/{train,test}.parquet and OUT/manifest.json.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    prep.add_argument("--config-dir", help="directory holding prepare.yaml (default: built-in defaults)")
+    prep.add_argument("--source", help="raw dataset: dir of parquet shards, .parquet/.jsonl file, hub id, or 'sample'")
+    prep.add_argument("--out", help="output directory (default: data/processed in the current directory)")
+    prep.add_argument("--no-progress", action="store_true", help="hide progress bars")
+    prep.add_argument("overrides", nargs="*", help="Hydra overrides, e.g. data=hard data.validate=true")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    from codefu_data.prepare import prepare
+
+    overrides = list(args.overrides)
+    if args.source:
+        overrides.append(f"data.source={args.source}")
+    if args.out:
+        overrides.append(f"data.out_dir={args.out}")
+    try:
+        cfg = compose_config(args.config_dir, overrides)
+        result = prepare(cfg, progress=not args.no_progress, log=lambda m: print(m, file=sys.stderr))
+    except DataError as exc:
+        print(f"codefu-data: error: {exc}", file=sys.stderr)
+        return 2
+    state = "up to date" if result.skipped else "written"
+    print(f"\n{result.out_dir} ({state}; training tier: {cfg.tier})")
+    print(summary_table(result.manifest))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,184 @@
+"""Typed configuration of `codefu-data prepare` (Hydra structured config, Contract 3).
+
+`register_configs()` stores `DataConfig` in Hydra's ConfigStore as ``data/schema``; every
+option file in ``conf/data/`` lists ``schema`` first in its defaults, so a misspelled key or
+a wrong type in ``data.*`` is an error that names the key. The training side composes the
+same ``conf/data`` group and reads ``data.tier`` / ``data.out_dir``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from hydra.core.config_store import ConfigStore
+
+DEFAULT_INSTRUCTIONS = [
+    "Write a C++ solution for this problem. Put your thought process in <think> tags "
+    "and your solution in <code> tags.",
+    "Write C++ code to solve this challenge. Use <think> tags for your analysis and <code> "
+    "tags for your solution.",
+    "Provide a C++ solution for this challenge. Show your thinking in <think> tags and "
+    "solution in <code> tags.",
+    "Solve this competitive programming task in C++. Document your thoughts in <think> tags "
+    "and code in <code> tags.",
+    "Help me solve this problem using C++. Explain your approach in <think> tags and provide "
+    "the code in <code> tags.",
+    "Here's a programming problem to solve in C++. Share your reasoning in <think> tags and "
+    "your code in <code> tags.",
+    "Develop a C++ solution for this problem. Place your reasoning in <think> tags and your "
+    "code in <code> tags.",
+    "Solve this coding challenge with C++. Include your reasoning within <think> tags and "
+    "implementation within <code> tags.",
+    "Please solve this programming problem in C++. Show your thinking process in <think> tags "
+    "and your code solution in <code> tags.",
+    "Create a C++ solution for this problem. Present your analysis in <think> tags and "
+    "implementation in <code> tags.",
+]
+DEFAULT_PERSONAS = [
+    "As a competitive programming expert",
+    "Taking on the role of a skilled competitive coder",
+    "In your role as an algorithmic problem-solver",
+    "Working as an experienced competitive programmer",
+    "As a master of algorithms and data structures",
+]
+DEFAULT_TEMPLATE = (
+    "{instruction}\n\nProblem:\n{description}\n\n"
+    "Time limit per test: {time_limit}\nMemory limit per test: {memory_limit}"
+)
+
+
+@dataclass
+class TierRange:
+    """Inclusive Codeforces rating range of one tier."""
+
+    min_rating: int = 800
+    max_rating: int = 1000
+
+
+@dataclass
+class PromptConfig:
+    """How a problem becomes chat messages.
+
+    `template` is a Python format string with the fields {instruction}, {description},
+    {time_limit}, {memory_limit} and {name}. The instruction is one of `instructions`,
+    chosen deterministically from the problem name and `seed`; with probability
+    `persona_probability` it is prefixed by one of `personas` ("As an expert, write …").
+    """
+
+    template: str = DEFAULT_TEMPLATE
+    instructions: list[str] = field(default_factory=lambda: list(DEFAULT_INSTRUCTIONS))
+    personas: list[str] = field(default_factory=lambda: list(DEFAULT_PERSONAS))
+    persona_probability: float = 0.5
+    system: str = ""  # non-empty: a system message before the user message
+    seed: int = 0
+
+
+def _default_tiers() -> dict[str, TierRange]:
+    return {
+        "easy": TierRange(800, 1000),
+        "hard": TierRange(1100, 2200),
+        "expert": TierRange(2300, 3500),
+    }
+
+
+@dataclass
+class DataConfig:
+    """Everything that decides the processed dataset (all of it goes into the manifest).
+
+    source: a local dir of HF parquet shards, a .parquet/.jsonl file, a hub id, or
+      "sample" for the raw dataset shipped in `codefu_data.sample`.
+    out_dir: output root, relative to the current directory unless absolute.
+    tier: the tier a training run uses (prepare always writes every tier in `tiers`).
+    other_sources: rule for problems not from Codeforces (no cf_rating): "exclude" drops
+      them (reason `not_codeforces`); a tier name puts them all in that tier.
+    split_map: raw split → output split; `heldout_split` is the split that keeps
+      cross-split duplicates (they are dropped from every other split).
+    """
+
+    source: str = "sample"
+    out_dir: str = "data/processed"
+    tier: str = "easy"
+    tiers: dict[str, TierRange] = field(default_factory=_default_tiers)
+    other_sources: str = "exclude"
+    split_map: dict[str, str] = field(
+        default_factory=lambda: {"train": "train", "valid": "test", "test": "test"}
+    )
+    heldout_split: str = "test"
+    min_description_chars: int = 20
+    max_time_limit_seconds: float = 60.0
+    min_memory_limit_bytes: int = 1_000_000
+    max_memory_limit_bytes: int = 4_294_967_296
+    validate: bool = False
+    validate_max_solutions: int = 3
+    validate_checker: str = "codecontests"
+    validate_max_dropped_fraction: float = 0.5
+    validate_workers: int = 0  # 0: the judge's default (usable CPUs)
+    batch_size: int = 64
+    force: bool = False  # rerun even when the output is up to date
+    prompt: PromptConfig = field(default_factory=PromptConfig)
+
+
+@dataclass
+class PrepareConfig:
+    """Root of `conf/prepare.yaml`: only the `data` group."""
+
+    data: DataConfig = field(default_factory=DataConfig)
+
+
+def register_configs() -> None:
+    """Register the schemas in Hydra's ConfigStore (idempotent)."""
+    cs = ConfigStore.instance()
+    cs.store(group="data", name="schema", node=DataConfig)
+    cs.store(name="prepare_schema", node=PrepareConfig)
+
+
+def builtin_config_dir() -> Path:
+    """The config tree shipped in the package (same content as the repository's conf/)."""
+    return Path(__file__).resolve().parent / "conf"
+
+
+def data_config_from_dict(values: dict[str, Any]) -> DataConfig:
+    """Build a validated `DataConfig` from a plain mapping (as Hydra composes it)."""
+    from omegaconf import OmegaConf
+
+    merged = OmegaConf.merge(OmegaConf.structured(DataConfig), values)
+    obj = OmegaConf.to_object(merged)
+    assert isinstance(obj, DataConfig)
+    check_config(obj)
+    return obj
+
+
+def check_config(cfg: DataConfig) -> None:
+    """Semantic checks Hydra's types cannot express; raises ValueError saying what to fix."""
+    if not cfg.tiers:
+        raise ValueError("data.tiers is empty: define at least one tier (name: {min_rating, max_rating}).")
+    for name, rng in cfg.tiers.items():
+        if rng.min_rating > rng.max_rating:
+            raise ValueError(
+                f"data.tiers.{name}: min_rating {rng.min_rating} > max_rating {rng.max_rating}."
+            )
+    names = sorted(cfg.tiers)
+    if cfg.tier not in cfg.tiers:
+        raise ValueError(f"data.tier={cfg.tier!r} is not a defined tier; choose from {names}.")
+    if cfg.other_sources != "exclude" and cfg.other_sources not in cfg.tiers:
+        raise ValueError(
+            f"data.other_sources={cfg.other_sources!r}: use 'exclude' or a tier name {names}."
+        )
+    if cfg.heldout_split not in cfg.split_map.values():
+        raise ValueError(
+            f"data.heldout_split={cfg.heldout_split!r} is not an output split of data.split_map "
+            f"{dict(cfg.split_map)}."
+        )
+    if cfg.batch_size < 1:
+        raise ValueError("data.batch_size must be at least 1.")
+    if not 0.0 <= cfg.prompt.persona_probability <= 1.0:
+        raise ValueError("data.prompt.persona_probability must be within [0, 1].")
+    if not cfg.prompt.instructions:
+        raise ValueError("data.prompt.instructions is empty: give at least one instruction.")
+    from codefu_data.prompts import check_template
+    from codefu_data.tiers import check_tiers
+
+    check_tiers(cfg.tiers)
+    check_template(cfg.prompt.template)

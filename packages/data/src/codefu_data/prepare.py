@@ -1,0 +1,450 @@
+"""`prepare`: raw CodeContests → filtered, tiered veRL parquet + manifest.json.
+
+Splits: raw `train` → `train`, raw `valid` and `test` → `test` (`data.split_map`); the
+held-out split (`test`) keeps cross-split duplicates, every other split drops them.
+
+Two streaming passes over the source: (1) names and statements only, to find duplicates;
+(2) the needed columns a row group at a time: filter, tier, (validate,) build prompts and
+append to one parquet writer per tier and split. Everything goes to a temporary directory
+beside the output, renamed into place at the end, so an interrupted run never leaves a
+half-written dataset. The same input and config give byte-identical parquet files and
+manifest. A stamp (input sizes/mtimes + config digest) lets an unchanged rerun return at once.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import os
+import shutil
+from collections import defaultdict
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+from tqdm import tqdm
+
+from codefu_data import __version__
+from codefu_data.config import DataConfig, check_config
+from codefu_data.filters import DuplicateIndex, ProblemMeta, quality_reason
+from codefu_data.prompts import build_messages
+from codefu_data.reader import DataError, Source, resolve_source
+from codefu_data.schema import (
+    ABILITY,
+    DATA_SOURCE,
+    EXTRA_INFO_TYPE,
+    GROUND_TRUTH_TYPE,
+    OUTPUT_SCHEMA,
+    PROMPT_TYPE,
+    REQUIRED_COLUMNS,
+    REWARD_MODEL_TYPE,
+    TESTS_TYPE,
+    VALIDATION_COLUMNS,
+)
+from codefu_data.tiers import assign_tier
+from codefu_data.validate import NO_PRIVATE_TESTS_AFTER_VALIDATION, Candidate, Validator
+
+MANIFEST = "manifest.json"
+STAMP = ".prepare-stamp.json"
+UNTIERED = "untiered"
+FLUSH_ROWS = 1024
+FLUSH_BYTES = 32 << 20
+
+
+@dataclass
+class PrepareResult:
+    out_dir: Path
+    manifest: dict[str, Any]
+    skipped: bool  # True: the output was already up to date
+
+
+def config_digest(cfg: DataConfig) -> tuple[dict[str, Any], str]:
+    """The config that decides the output (no out_dir/force/workers) and its sha256."""
+    values = dataclasses.asdict(cfg)
+    for key in ("out_dir", "force", "validate_workers"):
+        values.pop(key)
+    text = json.dumps(values, sort_keys=True)
+    return values, hashlib.sha256(f"{__version__}\n{text}".encode()).hexdigest()
+
+
+def output_splits(cfg: DataConfig) -> list[str]:
+    return sorted(set(cfg.split_map.values()))
+
+
+def _file_sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with path.open("rb") as fh:
+        while chunk := fh.read(1 << 20):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+class _TierWriter:
+    """One output parquet file, appended in row groups of bounded size."""
+
+    def __init__(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.path = path
+        self.writer = pq.ParquetWriter(path, OUTPUT_SCHEMA, compression="zstd")
+        self.pending: list[pa.Table] = []
+        self.pending_rows = 0
+        self.pending_bytes = 0
+        self.rows = 0
+
+    def append(self, table: pa.Table) -> None:
+        self.pending.append(table)
+        self.pending_rows += table.num_rows
+        self.pending_bytes += table.nbytes
+        self.rows += table.num_rows
+        if self.pending_rows >= FLUSH_ROWS or self.pending_bytes >= FLUSH_BYTES:
+            self.flush()
+
+    def flush(self) -> None:
+        if self.pending:
+            self.writer.write_table(pa.concat_tables(self.pending))
+            self.pending, self.pending_rows, self.pending_bytes = [], 0, 0
+
+    def close(self) -> None:
+        self.flush()
+        self.writer.close()
+
+
+def _tests_counts(col: pa.ChunkedArray) -> list[int]:
+    """Number of tests per row; -1 when inputs and outputs differ in count; 0 when null."""
+    arr = col.combine_chunks()
+    n_in = pc.fill_null(pc.list_value_length(pc.struct_field(arr, "input")), 0).to_pylist()
+    n_out = pc.fill_null(pc.list_value_length(pc.struct_field(arr, "output")), 0).to_pylist()
+    return [a if a == b else -1 for a, b in zip(n_in, n_out, strict=True)]
+
+
+def _time_seconds(value: dict[str, Any] | None) -> float | None:
+    if value is None or value.get("seconds") is None:
+        return None
+    return float(value["seconds"]) + float(value.get("nanos") or 0) / 1e9
+
+
+def _non_null_tests(arr: pa.Array) -> pa.Array:
+    """Tests struct with nulls (struct or lists) replaced by empty lists."""
+    if arr.null_count == 0 and all(arr.field(i).null_count == 0 for i in range(2)):
+        return arr
+    rows = [
+        {"input": (v or {}).get("input") or [], "output": (v or {}).get("output") or []} for v in arr.to_pylist()
+    ]
+    return pa.array(rows, type=TESTS_TYPE)
+
+
+def _build_rows(
+    sub: pa.Table,
+    prompts: list[list[dict[str, str]]],
+    split: str,
+    tier: str,
+    first_index: int,
+    tests_override: tuple[list[dict[str, list[str]]], list[dict[str, list[str]]]] | None,
+) -> pa.Table:
+    n = sub.num_rows
+    if tests_override is None:
+        public = _non_null_tests(sub.column("public_tests").combine_chunks())
+        private = _non_null_tests(sub.column("private_tests").combine_chunks())
+    else:
+        public = pa.array(tests_override[0], type=TESTS_TYPE)
+        private = pa.array(tests_override[1], type=TESTS_TYPE)
+    tl = sub.column("time_limit").combine_chunks()
+    time_limit = pa.StructArray.from_arrays(
+        [
+            pc.fill_null(pc.struct_field(tl, "nanos"), 0).cast(pa.float64()),
+            pc.struct_field(tl, "seconds").cast(pa.float64()),
+        ],
+        fields=list(GROUND_TRUTH_TYPE.field("time_limit").type),
+    )
+    ground_truth = pa.StructArray.from_arrays(
+        [
+            pc.fill_null(sub.column("cf_rating").combine_chunks(), 0).cast(pa.int64()),
+            sub.column("memory_limit_bytes").combine_chunks().cast(pa.int64()),
+            sub.column("name").combine_chunks(),
+            private,
+            public,
+            time_limit,
+        ],
+        fields=list(GROUND_TRUTH_TYPE),
+    )
+    reward_model = pa.StructArray.from_arrays(
+        [ground_truth, pa.array(["rule"] * n, pa.string())], fields=list(REWARD_MODEL_TYPE)
+    )
+    extra_info = pa.StructArray.from_arrays(
+        [
+            pa.array(range(first_index, first_index + n), pa.int64()),
+            pa.array([split] * n, pa.string()),
+            pa.array([tier] * n, pa.string()),
+            sub.column("name").combine_chunks(),
+        ],
+        fields=list(EXTRA_INFO_TYPE),
+    )
+    return pa.Table.from_arrays(
+        [
+            pa.array([DATA_SOURCE] * n, pa.string()),
+            pa.array(prompts, PROMPT_TYPE),
+            pa.array([ABILITY] * n, pa.string()),
+            reward_model,
+            extra_info,
+        ],
+        schema=OUTPUT_SCHEMA,
+    )
+
+
+def _is_codefu_output(out: Path) -> bool:
+    return (out / MANIFEST).is_file()
+
+
+def _up_to_date(out: Path, source: Source, digest: str, cfg: DataConfig) -> dict[str, Any] | None:
+    stat_key = source.stat_key()
+    if stat_key is None or not (out / STAMP).is_file() or not (out / MANIFEST).is_file():
+        return None
+    try:
+        stamp = json.loads((out / STAMP).read_text())
+        manifest = json.loads((out / MANIFEST).read_text())
+    except (OSError, json.JSONDecodeError):
+        return None
+    if stamp.get("stat_key") != stat_key or stamp.get("config_sha256") != digest:
+        return None
+    for tier in cfg.tiers:
+        for split in output_splits(cfg):
+            if not (out / tier / f"{split}.parquet").is_file():
+                return None
+    return manifest
+
+
+def prepare(cfg: DataConfig, *, progress: bool = True, log: Callable[[str], None] = print) -> PrepareResult:
+    """Write `cfg.out_dir/<tier>/<split>.parquet` and `manifest.json` (see module docstring)."""
+    try:
+        check_config(cfg)
+    except ValueError as exc:
+        raise DataError(str(exc)) from exc
+    source = resolve_source(cfg.source)
+    columns = list(REQUIRED_COLUMNS) + (list(VALIDATION_COLUMNS) if cfg.validate else [])
+    source.check_columns(columns)
+    out = Path(cfg.out_dir).expanduser().resolve()
+    config_values, digest = config_digest(cfg)
+
+    if not cfg.force and (manifest := _up_to_date(out, source, digest, cfg)) is not None:
+        log(f"{out} is up to date with the source and config (pass data.force=true to rebuild).")
+        return PrepareResult(out, manifest, skipped=True)
+    if out.exists() and (not out.is_dir() or (any(out.iterdir()) and not _is_codefu_output(out))):
+        raise DataError(
+            f"{out} exists and is not a codefu-data output (no {MANIFEST}); choose an empty or new --out."
+        )
+    out.parent.mkdir(parents=True, exist_ok=True)
+    for stale in out.parent.glob(f".{out.name}.partial-*"):
+        shutil.rmtree(stale, ignore_errors=True)  # left by a killed run
+    tmp = out.parent / f".{out.name}.partial-{os.getpid()}"
+    tmp.mkdir()
+    try:
+        manifest = _run(cfg, source, columns, tmp, config_values, progress)
+        (tmp / MANIFEST).write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
+        stat_key = source.stat_key()
+        if stat_key is not None:
+            (tmp / STAMP).write_text(json.dumps({"stat_key": stat_key, "config_sha256": digest}) + "\n")
+        old = out.parent / f".{out.name}.old-{os.getpid()}"
+        if out.exists():
+            out.rename(old)
+        tmp.rename(out)
+        shutil.rmtree(old, ignore_errors=True)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return PrepareResult(out, manifest, skipped=False)
+
+
+def _run(
+    cfg: DataConfig,
+    source: Source,
+    columns: list[str],
+    tmp: Path,
+    config_values: dict[str, Any],
+    progress: bool,
+) -> dict[str, Any]:
+    total = source.num_rows()
+    splits = output_splits(cfg)
+
+    def out_split(raw: str, origin: str) -> str:
+        if raw not in cfg.split_map:
+            raise DataError(f"{origin}: raw split {raw!r} has no entry in data.split_map {dict(cfg.split_map)}.")
+        return cfg.split_map[raw]
+
+    # Pass 1: duplicates, from names and statements only.
+    dupes = DuplicateIndex(cfg.heldout_split)
+    ordinals: dict[str, int] = defaultdict(int)
+    bar = tqdm(total=total, desc="scan for duplicates", unit="problem", disable=not progress)
+    for batch in source.iter_batches(["name", "description"], cfg.batch_size):
+        split = out_split(batch.split, batch.origin)
+        names = batch.table.column("name").to_pylist()
+        descs = batch.table.column("description").to_pylist()
+        for name, desc in zip(names, descs, strict=True):
+            dupes.add(split, ordinals[split], name, desc)
+            ordinals[split] += 1
+        bar.update(batch.table.num_rows)
+    bar.close()
+
+    # Pass 2: filter, tier, validate, write.
+    writers = {(t, s): _TierWriter(tmp / t / f"{s}.parquet") for t in sorted(cfg.tiers) for s in splits}
+    counts: dict[str, dict[str, dict[str, int]]] = defaultdict(lambda: defaultdict(lambda: defaultdict(int)))
+    validator = Validator(cfg) if cfg.validate else None
+    ordinals = defaultdict(int)
+    read_by_split: dict[str, int] = defaultdict(int)
+    bar = tqdm(total=total, desc="filter + write", unit="problem", disable=not progress)
+    try:
+        for batch in source.iter_batches(columns, cfg.batch_size):
+            split = out_split(batch.split, batch.origin)
+            read_by_split[batch.split] += batch.table.num_rows
+            _process_batch(cfg, batch.table, split, dupes, ordinals, counts, writers, validator)
+            bar.update(batch.table.num_rows)
+    finally:
+        bar.close()
+        for w in writers.values():
+            w.close()
+
+    outputs: dict[str, dict[str, Any]] = {}
+    for (tier, split), w in sorted(writers.items()):
+        outputs.setdefault(tier, {})[split] = {
+            "file": f"{tier}/{split}.parquet",
+            "rows": w.rows,
+            "sha256": _file_sha256(w.path),
+        }
+    plain_counts = {
+        tier: {s: {"kept": c.get("kept", 0), "dropped": {k: v for k, v in sorted(c.items()) if k != "kept"}}
+               for s, c in sorted(by_split.items())}
+        for tier, by_split in sorted(counts.items())
+    }
+    dropped_total: dict[str, int] = defaultdict(int)
+    for by_split in counts.values():
+        for c in by_split.values():
+            for reason, n in c.items():
+                if reason != "kept":
+                    dropped_total[reason] += n
+    return {
+        "format": 1,
+        "codefu_data_version": __version__,
+        "input": source.fingerprint(),
+        "config": config_values,
+        "read": dict(sorted(read_by_split.items())),
+        "outputs": outputs,
+        "counts": plain_counts,
+        "totals": {
+            "read": sum(read_by_split.values()),
+            "kept": sum(w.rows for w in writers.values()),
+            "dropped": dict(sorted(dropped_total.items())),
+        },
+        "validation": validator.stats.as_dict() if validator else None,
+    }
+
+
+def _process_batch(
+    cfg: DataConfig,
+    table: pa.Table,
+    split: str,
+    dupes: DuplicateIndex,
+    ordinals: dict[str, int],
+    counts: dict[str, dict[str, dict[str, int]]],
+    writers: dict[tuple[str, str], _TierWriter],
+    validator: Validator | None,
+) -> None:
+    names = table.column("name").to_pylist()
+    descs = table.column("description").to_pylist()
+    sources = table.column("source").to_pylist()
+    ratings = table.column("cf_rating").to_pylist()
+    times = table.column("time_limit").to_pylist()
+    mems = table.column("memory_limit_bytes").to_pylist()
+    n_public = _tests_counts(table.column("public_tests"))
+    n_private = _tests_counts(table.column("private_tests"))
+
+    kept: dict[str, list[int]] = defaultdict(list)
+    for i in range(table.num_rows):
+        meta = ProblemMeta(
+            name=names[i],
+            description=descs[i],
+            source=sources[i],
+            cf_rating=ratings[i],
+            time_limit_seconds=_time_seconds(times[i]),
+            memory_limit_bytes=mems[i],
+            public_tests=n_public[i],
+            private_tests=n_private[i],
+        )
+        ordinal = ordinals[split]
+        ordinals[split] += 1
+        tier, tier_reason = assign_tier(meta.source, meta.cf_rating, cfg)
+        reason = quality_reason(meta, cfg) or dupes.reason(split, ordinal, meta.name, meta.description) or tier_reason
+        counts[tier or UNTIERED][split][reason or "kept"] += 1
+        if reason is None and tier is not None:
+            kept[tier].append(i)
+
+    for tier in sorted(kept):
+        rows = kept[tier]
+        overrides = None
+        if validator is not None:
+            rows, overrides = _validate(validator, table, rows, tier, split, counts)
+            if not rows:
+                continue
+        sub = table.take(pa.array(rows, pa.int64()))
+        prompts = [
+            build_messages(
+                cfg.prompt,
+                name=names[i],
+                description=descs[i],
+                time_limit_seconds=_time_seconds(times[i]) or 0.0,
+                memory_bytes=mems[i],
+            )
+            for i in rows
+        ]
+        w = writers[(tier, split)]
+        w.append(_build_rows(sub, prompts, split, tier, w.rows, overrides))
+
+
+def _validate(
+    validator: Validator,
+    table: pa.Table,
+    rows: list[int],
+    tier: str,
+    split: str,
+    counts: dict[str, dict[str, dict[str, int]]],
+) -> tuple[list[int], tuple[list[dict[str, list[str]]], list[dict[str, list[str]]]]]:
+    """Run the accepted solutions; returns the rows still kept and their (public, private) tests."""
+    sub = table.take(pa.array(rows, pa.int64())).to_pylist()
+    candidates = []
+    for r in sub:
+        pub = r["public_tests"] or {"input": [], "output": []}
+        priv = r["private_tests"] or {"input": [], "output": []}
+        tests = list(zip(pub["input"], pub["output"], strict=True)) + list(
+            zip(priv["input"], priv["output"], strict=True)
+        )
+        candidates.append(
+            Candidate(tests, _time_seconds(r["time_limit"]) or 0.0, r["memory_limit_bytes"], r.get("solutions"))
+        )
+    decisions = validator.run(candidates)
+    kept_rows: list[int] = []
+    publics: list[dict[str, list[str]]] = []
+    privates: list[dict[str, list[str]]] = []
+    for row, r, cand, d in zip(rows, sub, candidates, decisions, strict=True):
+        n_pub = len((r["public_tests"] or {}).get("input") or [])
+        keep = range(len(cand.tests)) if d is None else d.kept_tests
+        reason = None if d is None else d.reason
+        pub_idx = [t for t in keep if t < n_pub]
+        priv_idx = [t for t in keep if t >= n_pub]
+        if reason is None and not priv_idx:
+            reason = NO_PRIVATE_TESTS_AFTER_VALIDATION
+        if reason is not None:
+            counts[tier][split]["kept"] -= 1
+            counts[tier][split][reason] += 1
+            continue
+        kept_rows.append(row)
+        publics.append({"input": [cand.tests[t][0] for t in pub_idx], "output": [cand.tests[t][1] for t in pub_idx]})
+        privates.append({"input": [cand.tests[t][0] for t in priv_idx], "output": [cand.tests[t][1] for t in priv_idx]})
+    return kept_rows, (publics, privates)
+
+
+def iter_tier_files(out: Path, tiers: Iterable[str], splits: Iterable[str]) -> list[Path]:
+    """The parquet files a prepare run writes, in a stable order."""
+    return [out / t / f"{s}.parquet" for t in sorted(tiers) for s in sorted(splits)]

@@ -1,0 +1,72 @@
+"""Prompts: a problem statement and its limits → chat messages, from a configurable template."""
+
+from __future__ import annotations
+
+import hashlib
+import string
+
+from codefu_data.config import PromptConfig
+
+TEMPLATE_FIELDS = frozenset({"instruction", "description", "time_limit", "memory_limit", "name"})
+
+
+def check_template(template: str) -> None:
+    """Raise ValueError when `template` uses a field we do not provide or is not a format string."""
+    try:
+        fields = [f for _, f, _, _ in string.Formatter().parse(template) if f is not None]
+    except ValueError as exc:
+        raise ValueError(f"data.prompt.template is not a valid format string: {exc}") from exc
+    for f in fields:
+        base = f.split(".")[0].split("[")[0]
+        if base not in TEMPLATE_FIELDS:
+            raise ValueError(
+                f"data.prompt.template uses unknown field {{{f}}}; available: "
+                f"{', '.join('{' + x + '}' for x in sorted(TEMPLATE_FIELDS))}."
+            )
+    if "{description}" not in template:
+        raise ValueError("data.prompt.template must contain {description}.")
+
+
+def format_time_limit(seconds: float) -> str:
+    """1.0 → '1 second', 2.5 → '2.5 seconds'."""
+    text = f"{seconds:g}"
+    return f"{text} second" if text == "1" else f"{text} seconds"
+
+
+def format_memory_limit(memory_bytes: int) -> str:
+    """CodeContests limits are in 10^6-byte megabytes: 256000000 → '256 megabytes'."""
+    if memory_bytes % (1 << 20) == 0 and memory_bytes % 1_000_000 != 0:
+        return f"{memory_bytes // (1 << 20)} MiB"
+    return f"{memory_bytes / 1_000_000:g} megabytes"
+
+
+def _unit(seed: int, name: str, salt: str) -> float:
+    """A deterministic number in [0, 1) from the problem name (same on every machine)."""
+    digest = hashlib.sha256(f"{seed}\x00{salt}\x00{name}".encode()).digest()
+    return int.from_bytes(digest[:8], "big") / 2**64
+
+
+def choose_instruction(cfg: PromptConfig, name: str) -> str:
+    """The instruction for problem `name`: deterministic, optionally with a persona prefix."""
+    instruction = cfg.instructions[int(_unit(cfg.seed, name, "instruction") * len(cfg.instructions))]
+    if cfg.personas and _unit(cfg.seed, name, "persona?") < cfg.persona_probability:
+        persona = cfg.personas[int(_unit(cfg.seed, name, "persona") * len(cfg.personas))]
+        instruction = f"{persona}, {instruction[:1].lower()}{instruction[1:]}"
+    return instruction
+
+
+def build_messages(
+    cfg: PromptConfig, *, name: str, description: str, time_limit_seconds: float, memory_bytes: int
+) -> list[dict[str, str]]:
+    """Chat messages (`[{"content", "role"}]`, the key order of the processed schema)."""
+    content = cfg.template.format(
+        instruction=choose_instruction(cfg, name),
+        description=description.strip(),
+        time_limit=format_time_limit(time_limit_seconds),
+        memory_limit=format_memory_limit(memory_bytes),
+        name=name,
+    )
+    messages = [{"content": content, "role": "user"}]
+    if cfg.system:
+        messages.insert(0, {"content": cfg.system, "role": "system"})
+    return messages

@@ -1,0 +1,84 @@
+"""Arrow schemas: raw CodeContests rows (input) and processed veRL rows (output).
+
+The output schema matches the CodeFu reference parquet (``codefu_easy``) field for field,
+including struct field order and types, plus the ``extra_info`` column of DESIGN §4.
+"""
+
+from __future__ import annotations
+
+import pyarrow as pa
+
+TESTS_TYPE = pa.struct([("input", pa.list_(pa.string())), ("output", pa.list_(pa.string()))])
+SOLUTIONS_TYPE = pa.struct([("language", pa.list_(pa.int64())), ("solution", pa.list_(pa.string()))])
+TIME_LIMIT_TYPE = pa.struct([("seconds", pa.int64()), ("nanos", pa.int64())])
+
+# Every column of Hugging Face `deepmind/code_contests`, with the types its parquet shards use.
+RAW_SCHEMA = pa.schema(
+    [
+        ("name", pa.string()),
+        ("description", pa.string()),
+        ("public_tests", TESTS_TYPE),
+        ("private_tests", TESTS_TYPE),
+        ("generated_tests", TESTS_TYPE),
+        ("source", pa.int64()),
+        ("difficulty", pa.int64()),
+        ("solutions", SOLUTIONS_TYPE),
+        ("incorrect_solutions", SOLUTIONS_TYPE),
+        ("cf_contest_id", pa.int64()),
+        ("cf_index", pa.string()),
+        ("cf_points", pa.float32()),
+        ("cf_rating", pa.int64()),
+        ("cf_tags", pa.list_(pa.string())),
+        ("is_description_translated", pa.bool_()),
+        ("untranslated_description", pa.string()),
+        ("time_limit", TIME_LIMIT_TYPE),
+        ("memory_limit_bytes", pa.int64()),
+        ("input_file", pa.string()),
+        ("output_file", pa.string()),
+    ]
+)
+
+# Columns prepare needs; everything else (generated tests, incorrect solutions, …) is never read.
+REQUIRED_COLUMNS = (
+    "name",
+    "description",
+    "public_tests",
+    "private_tests",
+    "source",
+    "cf_rating",
+    "time_limit",
+    "memory_limit_bytes",
+)
+# Read only when validating with the accepted solutions.
+VALIDATION_COLUMNS = ("solutions",)
+
+CODEFORCES_SOURCE = 2  # CodeContests `source` enum: 2 = Codeforces
+CPP_LANGUAGE = 2  # CodeContests solution `language` enum: 2 = C++
+
+OUT_TESTS_TYPE = TESTS_TYPE
+GROUND_TRUTH_TYPE = pa.struct(
+    [
+        ("cf_rating", pa.int64()),
+        ("memory_limit_bytes", pa.int64()),
+        ("name", pa.string()),
+        ("private_tests", OUT_TESTS_TYPE),
+        ("public_tests", OUT_TESTS_TYPE),
+        ("time_limit", pa.struct([("nanos", pa.float64()), ("seconds", pa.float64())])),
+    ]
+)
+PROMPT_TYPE = pa.list_(pa.struct([("content", pa.string()), ("role", pa.string())]))
+REWARD_MODEL_TYPE = pa.struct([("ground_truth", GROUND_TRUTH_TYPE), ("style", pa.string())])
+EXTRA_INFO_TYPE = pa.struct(
+    [("index", pa.int64()), ("split", pa.string()), ("tier", pa.string()), ("name", pa.string())]
+)
+OUTPUT_SCHEMA = pa.schema(
+    [
+        ("data_source", pa.string()),
+        ("prompt", PROMPT_TYPE),
+        ("ability", pa.string()),
+        ("reward_model", REWARD_MODEL_TYPE),
+        ("extra_info", EXTRA_INFO_TYPE),
+    ]
+)
+DATA_SOURCE = "code_contests"
+ABILITY = "coding-cp"
