@@ -1,0 +1,20 @@
+#include <bits/stdc++.h>
+using namespace std;
+
+int main() {
+    volatile double x = 1.0;
+    for (;;) x = x * 1.0000001 + 1e-9;
+    long long k;
+    cin >> k;
+    long long len = 1, cnt = 9, start = 1;
+    while (k > len * cnt) {
+        k -= len * cnt;
+        ++len;
+        cnt *= 10;
+        start *= 10;
+    }
+    long long number = start + (k - 1) / len;
+    string digits = to_string(number);
+    cout << digits[(k - 1) % len] << "\n";
+    return 0;
+}

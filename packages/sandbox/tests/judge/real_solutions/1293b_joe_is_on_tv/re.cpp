@@ -1,0 +1,14 @@
+#include <bits/stdc++.h>
+using namespace std;
+
+int main() {
+    // std::stoi on a non-number: uncaught std::invalid_argument.
+    volatile int parsed = std::stoi(std::string("n/a"));
+    (void)parsed;
+    int n;
+    scanf("%d", &n);
+    double prize = 0;
+    for (int s = n; s >= 1; --s) prize += 1.0 / s;
+    printf("%.12f\n", prize);
+    return 0;
+}

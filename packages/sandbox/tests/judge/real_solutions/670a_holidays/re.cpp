@@ -1,0 +1,16 @@
+#include <bits/stdc++.h>
+using namespace std;
+
+int main() {
+    // Out-of-range access through at(): uncaught std::out_of_range.
+    vector<int> week(7);
+    volatile int day = 7;
+    week.at(day) = 1;
+    int n;
+    scanf("%d", &n);
+    int weeks = n / 7, rest = n % 7;
+    int lo = weeks * 2 + max(0, rest - 5);
+    int hi = weeks * 2 + min(2, rest);
+    printf("%d %d\n", lo, hi);
+    return 0;
+}

@@ -1,0 +1,14 @@
+#include <bits/stdc++.h>
+using namespace std;
+
+int main() {
+    // Sleeps instead of computing: only the wall-clock backstop can end it.
+    std::this_thread::sleep_for(std::chrono::hours(1));
+    long long n;
+    cin >> n;
+    long long p = 1;
+    while (p * 10 <= n) p *= 10;
+    long long d = n / p;
+    cout << (d + 1) * p - n << "\n";
+    return 0;
+}

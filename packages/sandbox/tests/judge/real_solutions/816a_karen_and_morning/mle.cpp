@@ -1,0 +1,26 @@
+#include <bits/stdc++.h>
+using namespace std;
+
+static bool palindrome(int h, int m) {
+    char s[6];
+    snprintf(s, sizeof s, "%02d:%02d", h, m);
+    return s[0] == s[4] && s[1] == s[3];
+}
+
+int main() {
+    // A single 1.6 GB allocation (the limit is 512 MB).
+    vector<long long> minutes_table(200000000);
+    if (minutes_table[199999999] != 0) return 1;
+    int h, m;
+    if (scanf("%d:%d", &h, &m) != 2) return 0;
+    int minutes = 0;
+    while (!palindrome(h, m)) {
+        ++minutes;
+        if (++m == 60) {
+            m = 0;
+            if (++h == 24) h = 0;
+        }
+    }
+    printf("%d\n", minutes);
+    return 0;
+}

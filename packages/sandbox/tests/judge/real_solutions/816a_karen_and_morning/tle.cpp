@@ -1,0 +1,20 @@
+#include <bits/stdc++.h>
+using namespace std;
+
+static bool palindrome(int h, int m) {
+    char s[6];
+    snprintf(s, sizeof s, "%02d:%02d", h, m);
+    return s[0] == s[4] && s[1] == s[3];
+}
+
+int main() {
+    int h, m;
+    if (scanf("%d:%d", &h, &m) != 2) return 0;
+    // Bug: counts minutes but never advances the clock, so it loops forever.
+    volatile int minutes = 0;
+    while (!palindrome(h, m)) {
+        minutes = minutes + 1;
+    }
+    printf("%d\n", minutes);
+    return 0;
+}

@@ -1,0 +1,13 @@
+#include <bits/stdc++.h>
+using namespace std;
+
+int main() {
+    long long n, k, t;
+    cin >> n >> k >> t;
+    long long standing;
+    if (t <= k) standing = t;
+    else if (t <= n) standing = k;
+    else standing = n + k - t + 1;
+    cout << standing << "\n";
+    return 0;
+}

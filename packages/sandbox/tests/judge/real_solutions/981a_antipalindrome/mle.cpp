@@ -1,0 +1,21 @@
+#include <bits/stdc++.h>
+using namespace std;
+
+// A 1.2 GB static table, touched page by page.
+static int table[300000000];
+
+int main() {
+    for (long long i = 0; i < 300000000LL; i += 1024) table[i] = (int)i;
+    string s;
+    cin >> s;
+    int n = s.size();
+    string r(s.rbegin(), s.rend());
+    if (s != r) {
+        cout << n << "\n";
+    } else if (count(s.begin(), s.end(), s[0]) == n) {
+        cout << 0 << "\n";
+    } else {
+        cout << n - 1 << "\n";
+    }
+    return table[4096] == 7 ? 1 : 0;
+}

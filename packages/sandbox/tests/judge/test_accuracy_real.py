@@ -1,0 +1,175 @@
+"""Accuracy on real Codeforces problems: exact verdicts for hand-written solutions.
+
+For each problem listed in `real_solutions/manifest.json` there is a correct C++17
+solution (`ac.cpp`, checked against every private and public test) and five variants
+derived from it that must get exactly one verdict each: `wa.cpp` (a logic bug),
+`tle.cpp` (a loop or sleep far beyond the limit), `re.cpp` (a crash or a non-zero
+exit), `mle.cpp` (allocates several times the memory limit) and `ce.cpp` (does not
+compile). Each is judged with the problem's own time and memory limits on its real
+tests from `$CODEFU_REAL_DATA/codefu_easy/{train,test}.parquet`; the module is
+skipped when `CODEFU_REAL_DATA` is unset.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from codefu_sandbox import Judge, JudgeReport, Limits, TestCase, Verdict
+
+SOLUTIONS = Path(__file__).resolve().parent / "real_solutions"
+MANIFEST: dict[str, dict[str, str]] = json.loads((SOLUTIONS / "manifest.json").read_text())
+EXPECTED: dict[str, Verdict] = {
+    "ac": Verdict.AC,
+    "wa": Verdict.WA,
+    "tle": Verdict.TLE,
+    "re": Verdict.RE,
+    "mle": Verdict.MLE,
+    "ce": Verdict.CE,
+}
+REAL_DATA = os.environ.get("CODEFU_REAL_DATA", "")
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One real problem: its tests (private, then public) and its own limits."""
+
+    name: str
+    tests: tuple[TestCase, ...]
+    limits: Limits
+    checker: str
+
+
+def _tests(block: Mapping[str, Any] | None) -> list[TestCase]:
+    if not block:
+        return []
+    return [TestCase(i, o) for i, o in zip(block["input"], block["output"], strict=True)]
+
+
+def _load_problems(data_dir: Path) -> dict[str, Problem]:
+    """The manifest's problems, read from the real parquet files under `data_dir`."""
+    try:
+        import pyarrow.parquet as pq
+    except ImportError:
+        pytest.fail(
+            "CODEFU_REAL_DATA is set but pyarrow is not installed: install pyarrow "
+            "(the sandbox package's `test` extra should provide it) or unset CODEFU_REAL_DATA."
+        )
+    wanted = {meta["name"]: slug for slug, meta in MANIFEST.items()}
+    found: dict[str, Problem] = {}
+    files = [data_dir / "codefu_easy" / f"{split}.parquet" for split in ("train", "test")]
+    missing = [str(f) for f in files if not f.is_file()]
+    if missing:
+        pytest.fail(f"CODEFU_REAL_DATA={data_dir} lacks {missing}; point it at shared/data.")
+    for path in files:
+        table = pq.read_table(path, columns=["reward_model"])
+        for row in table.column("reward_model").to_pylist():
+            truth = row["ground_truth"]
+            slug = wanted.get(truth["name"])
+            if slug is None:
+                continue
+            limit = truth["time_limit"]
+            seconds = float(limit["seconds"]) + float(limit["nanos"]) / 1e9
+            found[slug] = Problem(
+                name=truth["name"],
+                tests=tuple(_tests(truth["private_tests"]) + _tests(truth["public_tests"])),
+                limits=Limits(time_seconds=seconds, memory_bytes=int(truth["memory_limit_bytes"])),
+                checker=MANIFEST[slug]["checker"],
+            )
+    absent = sorted(set(MANIFEST) - set(found))
+    if absent:
+        pytest.fail(f"problems {absent} of real_solutions/manifest.json are not in {data_dir}")
+    return found
+
+
+@pytest.fixture(scope="module")
+def problems() -> dict[str, Problem]:
+    return _load_problems(Path(REAL_DATA))
+
+
+@pytest.fixture(scope="module")
+def accuracy_judge(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Judge]:
+    """The suite's shared `judge` fixture when conftest provides one, else a fresh Judge."""
+    try:
+        yield request.getfixturevalue("judge")
+    except pytest.FixtureLookupError:
+        yield Judge(cache_dir=tmp_path_factory.mktemp("accuracy-cache"))
+
+
+def _describe(report: JudgeReport) -> str:
+    """A failure message that shows what the judge saw."""
+    lines = [f"verdict {report.verdict} ({report.passed}/{report.total} passed)"]
+    if not report.compile.ok:
+        lines.append(f"compile diagnostics: {report.compile.diagnostics[:800]}")
+    for index, result in enumerate(report.tests):
+        if result.verdict != Verdict.AC:
+            lines.append(
+                f"test {index}: {result.verdict} cpu={result.cpu_seconds:.3f}s "
+                f"wall={result.wall_seconds:.3f}s peak={result.peak_memory_bytes} "
+                f"exit={result.exit_code} signal={result.signal}"
+            )
+            if len(lines) > 6:
+                break
+    return "\n".join(lines)
+
+
+def test_manifest_lists_complete_problem_folders() -> None:
+    """Every manifest entry has all six sources; every folder is in the manifest."""
+    assert len(MANIFEST) >= 10
+    folders = {p.name for p in SOLUTIONS.iterdir() if p.is_dir()}
+    assert folders == set(MANIFEST)
+    for slug, meta in MANIFEST.items():
+        assert set(meta) == {"name", "checker"}, slug
+        assert meta["checker"] in {"tokens", "codecontests"}, slug
+        for variant in EXPECTED:
+            assert (SOLUTIONS / slug / f"{variant}.cpp").is_file(), f"{slug}/{variant}.cpp"
+    checkers = {meta["checker"] for meta in MANIFEST.values()}
+    assert "codecontests" in checkers, "at least one problem must have a real-number answer"
+
+
+@pytest.mark.real_data
+@pytest.mark.skipif(not REAL_DATA, reason="CODEFU_REAL_DATA is unset (it points at shared/data)")
+@pytest.mark.parametrize("variant", list(EXPECTED))
+@pytest.mark.parametrize("slug", sorted(MANIFEST))
+def test_real_solution_gets_exact_verdict(
+    accuracy_judge: Judge, problems: dict[str, Problem], slug: str, variant: str
+) -> None:
+    problem = problems[slug]
+    source = (SOLUTIONS / slug / f"{variant}.cpp").read_text()
+    expected = EXPECTED[variant]
+    report = accuracy_judge.judge(
+        source,
+        problem.tests,
+        problem.limits,
+        checker=problem.checker,
+        # A failing variant has shown its verdict at its first failing test.
+        stop_on_first_failure=expected != Verdict.AC,
+    )
+    assert report.verdict == expected, f"{problem.name} {variant}.cpp: " + _describe(report)
+    if expected == Verdict.CE:
+        assert not report.compile.ok
+        assert report.compile.diagnostics.strip(), "a compile error comes with diagnostics"
+        assert report.passed == 0
+        return
+    assert report.compile.ok
+    if expected == Verdict.AC:
+        assert report.passed == report.total == len(problem.tests)
+        assert all(r.cpu_seconds <= problem.limits.time_seconds for r in report.tests)
+        assert all(r.peak_memory_bytes <= problem.limits.memory_bytes for r in report.tests)
+    else:
+        assert report.passed < report.total
+        failing = next(r for r in report.tests if r.verdict != Verdict.AC)
+        assert failing.verdict == expected, _describe(report)
+        if expected == Verdict.TLE:
+            # The evidence behind TLE: the CPU limit was used up (busy loops), or the
+            # wall-clock backstop ended a program that sleeps.
+            limit = problem.limits.time_seconds
+            assert failing.cpu_seconds >= 0.9 * limit or failing.wall_seconds >= limit
