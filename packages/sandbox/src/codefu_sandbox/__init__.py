@@ -1,3 +1,32 @@
-"""codefu_sandbox."""
+"""codefu_sandbox: a secure, fast C++ judge (compile cache + PCH, seccomp, Landlock, rlimits).
+
+from codefu_sandbox import Judge, Limits, TestCase
+report = Judge().judge(source, [TestCase("1 2\\n", "3\\n")], Limits(1.0, 256 << 20))
+report.verdict, report.passed, report.total, report.to_dict()
+"""
+
+from codefu_sandbox.compiler import CompilerConfig, CompilerNotFoundError
+from codefu_sandbox.judge import Judge, default_cache_dir, usable_cpus
+from codefu_sandbox.models import Limits, Submission, TestCase, parse_memory
+from codefu_sandbox.runner import SandboxError
+from codefu_sandbox.verdicts import PRIORITY, CompileResult, JudgeReport, TestResult, Verdict
 
 __version__ = "0.1.0"
+
+__all__ = [
+    "PRIORITY",
+    "CompileResult",
+    "CompilerConfig",
+    "CompilerNotFoundError",
+    "Judge",
+    "JudgeReport",
+    "Limits",
+    "SandboxError",
+    "Submission",
+    "TestCase",
+    "TestResult",
+    "Verdict",
+    "default_cache_dir",
+    "parse_memory",
+    "usable_cpus",
+]

@@ -1,0 +1,67 @@
+"""External testlib-style checker programs: `checker INPUT OUTPUT ANSWER`.
+
+Exit codes (testlib): 0 OK, 1 WA, 2 PE (presentation error, a wrong answer here),
+3 FAIL (the checker or the tests are broken → internal error), 7 partial points (the
+first number in the checker's message, as a fraction of the test's score). Anything
+else is an internal error. The checker is trusted code supplied with the problem, not
+the submission; it runs with a timeout in a private temporary directory.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from codefu_sandbox.checkers import CheckResult
+
+DEFAULT_TIMEOUT = 30.0
+_POINTS = re.compile(r"[-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?")
+
+
+def check(
+    output: str,
+    expected: str,
+    *,
+    program: str | Path,
+    input: str = "",
+    timeout: float = DEFAULT_TIMEOUT,
+    **_: Any,
+) -> CheckResult:
+    with tempfile.TemporaryDirectory(prefix="codefu-checker-") as tmp:
+        paths = []
+        for name, text in (("input.txt", input), ("output.txt", output), ("answer.txt", expected)):
+            path = Path(tmp) / name
+            path.write_text(text)
+            paths.append(str(path))
+        try:
+            done = subprocess.run(
+                [str(program), *paths],
+                capture_output=True,
+                text=True,
+                errors="replace",
+                timeout=timeout,
+                cwd=tmp,
+                check=False,
+            )
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            return CheckResult(False, f"checker {program} failed: {exc}", internal_error=True)
+    message = (done.stderr.strip() or done.stdout.strip())[:500]
+    code = done.returncode
+    if code == 0:
+        return CheckResult(True, message, points=1.0)
+    if code == 1:
+        return CheckResult(False, message or "wrong answer")
+    if code == 2:
+        return CheckResult(False, f"presentation error: {message}")
+    if code == 7:
+        found = _POINTS.search(message)
+        if found is None:
+            return CheckResult(
+                False, f"checker gave points without a number: {message}", internal_error=True
+            )
+        points = float(found.group())
+        return CheckResult(points >= 1.0, message, points=max(0.0, min(1.0, points)))
+    return CheckResult(False, f"checker failed (exit {code}): {message}", internal_error=True)

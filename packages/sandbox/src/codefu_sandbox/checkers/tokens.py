@@ -1,0 +1,17 @@
+"""Whitespace-insensitive token comparison (DMOJ `standard`): same tokens, same order."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from codefu_sandbox.checkers import CheckResult, mismatch
+
+
+def check(output: str, expected: str, **_: Any) -> CheckResult:
+    got, want = output.split(), expected.split()
+    for i, (g, w) in enumerate(zip(got, want, strict=False)):
+        if g != w:
+            return CheckResult(False, mismatch(f"token {i + 1}", g, w))
+    if len(got) != len(want):
+        return CheckResult(False, f"{len(got)} tokens, expected {len(want)}")
+    return CheckResult(True)

@@ -1,0 +1,122 @@
+"""`codefu-judge SOURCE.cpp --tests TESTS.json --time-limit SECONDS --memory-limit BYTES|256M`.
+
+Prints the JSON report on stdout. Exit 0 when judging happened (whatever the verdict),
+2 on bad usage or an unreadable/malformed input file (the message names the file),
+1 when the judge itself cannot work on this host (e.g. no g++).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from codefu_sandbox.models import Limits, TestCase, parse_memory
+
+USAGE_ERROR = 2
+
+
+class InputError(Exception):
+    """A user input problem (exit 2)."""
+
+
+def load_tests(path: Path) -> list[TestCase]:
+    """Tests from `{"input": [...], "output": [...]}` or `[{"input": ..., "output": ...}, ...]`."""
+    try:
+        data: Any = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise InputError(f"cannot read tests file {path}: {exc.strerror or exc}") from None
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise InputError(f"tests file {path} is not valid JSON: {exc}") from None
+    shape = (
+        f'tests file {path} must be {{"input": [...], "output": [...]}} '
+        'or [{"input": ..., "output": ...}, ...]'
+    )
+    pairs: list[tuple[Any, Any]]
+    if isinstance(data, dict):
+        inputs, outputs = data.get("input"), data.get("output")
+        if not isinstance(inputs, list) or not isinstance(outputs, list):
+            raise InputError(shape)
+        if len(inputs) != len(outputs):
+            raise InputError(
+                f"tests file {path} has {len(inputs)} inputs but {len(outputs)} outputs"
+            )
+        pairs = list(zip(inputs, outputs, strict=True))
+    elif isinstance(data, list):
+        if not all(isinstance(t, dict) and "input" in t and "output" in t for t in data):
+            raise InputError(shape)
+        pairs = [(t["input"], t["output"]) for t in data]
+    else:
+        raise InputError(shape)
+    if not all(isinstance(i, str) and isinstance(o, str) for i, o in pairs):
+        raise InputError(f"tests file {path}: every input and output must be a string")
+    if not pairs:
+        raise InputError(f"tests file {path} holds no tests: a judge without tests proves nothing")
+    return [TestCase(i, o) for i, o in pairs]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="codefu-judge",
+        description="Compile a C++ solution and judge it against tests in the sandbox; "
+        "prints the JSON report.",
+    )
+    parser.add_argument("source", type=Path, metavar="SOURCE.cpp")
+    parser.add_argument("--tests", type=Path, required=True, metavar="TESTS.json")
+    parser.add_argument("--time-limit", type=float, required=True, metavar="SECONDS")
+    parser.add_argument("--memory-limit", required=True, metavar="BYTES|256M")
+    parser.add_argument("--checker", default="tokens", metavar="NAME")
+    parser.add_argument("--stop-on-first-failure", action="store_true")
+    parser.add_argument("--cache-dir", type=Path, default=None)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)  # exits 2 on bad usage
+    try:
+        try:
+            source = args.source.read_text(encoding="utf-8", errors="surrogateescape")
+        except OSError as exc:
+            raise InputError(
+                f"cannot read source file {args.source}: {exc.strerror or exc}"
+            ) from None
+        tests = load_tests(args.tests)
+        try:
+            limits = Limits(args.time_limit, parse_memory(args.memory_limit))
+        except ValueError as exc:
+            raise InputError(str(exc)) from None
+        from codefu_sandbox.checkers import BUILTIN
+
+        if (
+            args.checker not in BUILTIN
+            and not Path(args.checker.removeprefix("testlib:")).is_file()
+        ):
+            raise InputError(
+                f"unknown checker {args.checker!r}: choose one of {', '.join(BUILTIN)} "
+                "or give a checker program path"
+            )
+    except InputError as exc:
+        print(f"codefu-judge: error: {exc}", file=sys.stderr)
+        return USAGE_ERROR
+    from codefu_sandbox.judge import Judge
+    from codefu_sandbox.runner import SandboxError
+
+    try:
+        judge = Judge(args.cache_dir)
+        report = judge.judge(source, tests, limits, args.checker, args.stop_on_first_failure)
+    except SandboxError as exc:
+        print(f"codefu-judge: cannot judge on this host: {exc}", file=sys.stderr)
+        return 1
+    except ValueError as exc:
+        print(f"codefu-judge: error: {exc}", file=sys.stderr)
+        return USAGE_ERROR
+    json.dump(report.to_dict(), sys.stdout, indent=2)
+    sys.stdout.write("\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

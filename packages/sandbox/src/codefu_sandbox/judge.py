@@ -1,0 +1,227 @@
+"""The judge: compile once, run every test in a fresh sandboxed process, check, decide."""
+
+from __future__ import annotations
+
+import functools
+import os
+import shutil
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from codefu_sandbox.checkers import BUILTIN, CheckResult, get_checker
+from codefu_sandbox.checkers import testlib as testlib_checker
+from codefu_sandbox.compiler import Compiler, CompilerConfig
+from codefu_sandbox.models import Limits, Submission, TestCase
+from codefu_sandbox.runner import RunLimits, Runner, SandboxError
+from codefu_sandbox.verdicts import (
+    CompileResult,
+    JudgeReport,
+    RunOutcome,
+    TestResult,
+    Verdict,
+    aggregate,
+    decide,
+)
+
+DEFAULT_OUTPUT_LIMIT = 64 << 20
+STDERR_HEAD = 4096
+
+
+def default_cache_dir() -> Path:
+    """$CODEFU_CACHE_DIR, else ~/.cache/codefu."""
+    env = os.environ.get("CODEFU_CACHE_DIR")
+    return Path(env) if env else Path.home() / ".cache" / "codefu"
+
+
+def usable_cpus() -> int:
+    """CPUs this process may run on (affinity mask), at least 1."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
+def memory_cap(memory_bytes: int) -> int:
+    """RLIMIT_AS for a memory limit: a grace margin for libraries, untouched reservations
+    and thread stacks; MLE is then decided on the peak RSS or the refused allocation."""
+    return memory_bytes + max(memory_bytes // 2, 64 << 20)
+
+
+def wall_backstop(time_seconds: float) -> float:
+    """Wall-clock limit for sleeping or blocked programs: 3x the CPU limit plus 0.5 s."""
+    return 3 * time_seconds + 0.5
+
+
+class Judge:
+    """Compile and judge C++ submissions (Contract 1). Thread-safe; share one per process."""
+
+    def __init__(
+        self,
+        cache_dir: Path | None = None,
+        *,
+        compiler: CompilerConfig | None = None,
+        output_limit: int = DEFAULT_OUTPUT_LIMIT,
+        netns: bool = False,
+    ) -> None:
+        self.cache_dir = Path(cache_dir) if cache_dir is not None else default_cache_dir()
+        self.cache_dir.mkdir(parents=True, exist_ok=True)
+        self.runner = Runner(self.cache_dir, netns=netns)
+        self.compiler = Compiler(self.cache_dir, self.runner, compiler)
+        self.output_limit = output_limit
+
+    @property
+    def isolation(self) -> str:
+        return self.runner.isolation.describe()
+
+    def judge(
+        self,
+        source: str,
+        tests: Sequence[TestCase],
+        limits: Limits,
+        checker: str = "tokens",
+        stop_on_first_failure: bool = False,
+    ) -> JudgeReport:
+        """Judge one submission. Raises ValueError for no tests or an unknown checker."""
+        tests = list(tests)
+        if not tests:
+            raise ValueError("no tests to judge against: pass at least one TestCase")
+        check = self._checker(checker)
+        try:
+            compiled, binary = self.compiler.compile(source)
+        except SandboxError as exc:
+            failed = CompileResult(False, 0.0, False, f"[internal error] {exc}")
+            report = aggregate([], failed, len(tests), self.isolation)
+            report.verdict = Verdict.IE
+            return report
+        if binary is None:
+            return aggregate([], compiled, len(tests), self.isolation)
+        results: list[TestResult] = []
+        with self.runner.workspace() as private, self.runner.uids.take() as uid:
+            for index, test in enumerate(tests):
+                result = self._run_test(
+                    binary=binary,
+                    test=test,
+                    limits=limits,
+                    check=check,
+                    private=private,
+                    index=index,
+                    uid=uid,
+                )
+                results.append(result)
+                if stop_on_first_failure and result.verdict is not Verdict.AC:
+                    break
+        return aggregate(results, compiled, len(tests), self.isolation)
+
+    def judge_many(
+        self, submissions: Sequence[Submission], max_workers: int | None = None
+    ) -> list[JudgeReport]:
+        """Judge many submissions, at most `usable_cpus()` at a time; reports in order."""
+        workers = min(max_workers or usable_cpus(), usable_cpus(), max(1, len(submissions)))
+
+        def one(sub: Submission) -> JudgeReport:
+            return self.judge(
+                sub.source, sub.tests, sub.limits, sub.checker, sub.stop_on_first_failure
+            )
+
+        if workers == 1:
+            return [one(s) for s in submissions]
+        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="codefu-judge") as pool:
+            return list(pool.map(one, submissions))
+
+    # ---------------------------------------------------------------- internals
+    def _checker(self, name: str) -> functools.partial[CheckResult]:
+        if name in BUILTIN:
+            return functools.partial(get_checker(name))
+        program = name.removeprefix("testlib:")
+        path = Path(program)
+        if path.suffix in (".cpp", ".cc", ".cxx") and path.is_file():
+            compiled, binary = self.compiler.compile(path.read_text())
+            if binary is None:
+                raise ValueError(f"checker {path} does not compile:\n{compiled.diagnostics[:2000]}")
+            return functools.partial(testlib_checker.check, program=binary)
+        if path.is_file() and os.access(path, os.X_OK):
+            return functools.partial(testlib_checker.check, program=path.resolve())
+        return functools.partial(get_checker(name))  # raises, naming the choices
+
+    def _run_test(
+        self,
+        *,
+        binary: Path,
+        test: TestCase,
+        limits: Limits,
+        check: functools.partial[CheckResult],
+        private: Path,
+        index: int,
+        uid: int,
+    ) -> TestResult:
+        stdin = private / f"in-{index}"
+        stdout = private / f"out-{index}"
+        stderr = private / f"err-{index}"
+        work = private / f"w-{index}"
+        stdin.write_bytes(test.input.encode("utf-8", "surrogateescape"))
+        work.mkdir()
+        run_limits = RunLimits(
+            cpu_seconds=limits.time_seconds,
+            wall_seconds=wall_backstop(limits.time_seconds),
+            address_space=memory_cap(limits.memory_bytes),
+            file_size=self.output_limit,
+        )
+        try:
+            outcome = self.runner.run(
+                [str(binary)],
+                cwd=work,
+                limits=run_limits,
+                stdin=stdin,
+                stdout=stdout,
+                stderr=stderr,
+                uid=uid,
+            )
+            output = _read(stdout, self.output_limit)
+            err = _read(stderr, STDERR_HEAD).decode(errors="replace")
+        finally:
+            for path in (stdin, stdout, stderr):
+                path.unlink(missing_ok=True)
+            _rmtree(work)
+        outcome = RunOutcome(
+            **{**outcome.__dict__, "output_bytes": len(output), "stderr_head": err}
+        )
+        verdict = decide(
+            outcome,
+            time_seconds=limits.time_seconds,
+            memory_bytes=limits.memory_bytes,
+            output_limit=self.output_limit,
+        )
+        message = outcome.error or ""
+        if verdict is None:
+            checked = check(
+                output.decode("utf-8", "surrogateescape"), test.output, input=test.input
+            )
+            message = checked.message
+            if checked.internal_error:
+                verdict = Verdict.IE
+            else:
+                verdict = Verdict.AC if checked.ok else Verdict.WA
+        elif verdict is not Verdict.IE and err:
+            message = err[:300]
+        return TestResult(
+            verdict=verdict,
+            cpu_seconds=round(outcome.cpu_seconds, 6),
+            wall_seconds=round(outcome.wall_seconds, 6),
+            peak_memory_bytes=outcome.peak_memory_bytes,
+            exit_code=outcome.exit_code,
+            signal=outcome.signal,
+            message=message,
+        )
+
+
+def _read(path: Path, limit: int) -> bytes:
+    try:
+        with path.open("rb") as f:
+            return f.read(limit)
+    except FileNotFoundError:
+        return b""
+
+
+def _rmtree(path: Path) -> None:
+    shutil.rmtree(path, ignore_errors=True)

@@ -1,0 +1,492 @@
+/*
+ * codefu-launch: run one program under limits, then report how it ended.
+ *
+ * Built once per machine by codefu_sandbox.launcher (g++/gcc, no extra libraries).
+ * Python spawns it (no preexec_fn: safe from threaded processes such as Ray workers);
+ * it forks once, the child confines itself and execs the target, the parent waits
+ * with a CPU-time and a wall-clock deadline and prints one result line on stdout:
+ *
+ *   ok EXIT SIGNAL UTIME_US STIME_US MAXRSS_KB WALL_US KILLED
+ *   error MESSAGE
+ *
+ * KILLED: 0 not killed, 1 CPU deadline, 2 wall deadline.
+ *
+ * Child confinement, in order: new process group, die with the launcher, stdio from
+ * files opened before privileges are dropped, optional network namespace, cwd,
+ * rlimits, setgroups/setgid/setuid, no_new_privs, Landlock (file system; network and
+ * signal scoping when the kernel has them), seccomp (architecture check + denylist),
+ * then execveat() of a file descriptor opened before the drop.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <sched.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MAX_PATHS 32
+
+struct options {
+    double cpu_limit;   /* seconds of CPU before the launcher kills; 0 = none */
+    double wall_limit;  /* seconds of wall time before the launcher kills; 0 = none */
+    long long as_limit, fsize_limit, stack_limit, nproc, nofile, cpu_rlimit;
+    long uid, gid;
+    const char *workdir, *in_path, *out_path, *err_path, *pch_dir;
+    int netns, seccomp_profile, landlock, exec_fd;
+    const char *ro[MAX_PATHS];  /* read + execute beneath */
+    int n_ro;
+    const char *rw[MAX_PATHS];  /* everything beneath */
+    int n_rw;
+    char **argv;
+    char **envp;
+};
+
+static int err_fd = -1;
+
+static void fail(const char *what) {
+    char buf[512];
+    int n = snprintf(buf, sizeof buf, "%s: %s", what, strerror(errno));
+    if (err_fd >= 0 && n > 0) {
+        ssize_t w = write(err_fd, buf, (size_t)n);
+        (void)w;
+    }
+    _exit(127);
+}
+
+/* ---------------------------------------------------------------- Landlock */
+#define LL_CREATE 444
+#define LL_ADD 445
+#define LL_RESTRICT 446
+#define LL_VERSION 1u
+#define LL_RULE_PATH 1
+#define LL_RULE_NET 2
+#define FS_EXECUTE (1ull << 0)
+#define FS_WRITE_FILE (1ull << 1)
+#define FS_READ_FILE (1ull << 2)
+#define FS_READ_DIR (1ull << 3)
+#define FS_TRUNCATE (1ull << 14)
+#define FS_IOCTL_DEV (1ull << 15)
+#define NET_BIND (1ull << 0)
+#define NET_CONNECT (1ull << 1)
+#define SCOPE_ABSTRACT_UNIX (1ull << 0)
+#define SCOPE_SIGNAL (1ull << 1)
+
+struct ll_ruleset_attr {
+    uint64_t fs, net, scoped;
+};
+struct ll_path_attr {
+    uint64_t allowed;
+    int32_t parent_fd;
+} __attribute__((packed));
+
+static uint64_t ll_all_fs(int abi) {
+    uint64_t all = (1ull << 13) - 1; /* ABI 1 */
+    if (abi >= 2) all |= 1ull << 13; /* REFER */
+    if (abi >= 3) all |= FS_TRUNCATE;
+    if (abi >= 5) all |= FS_IOCTL_DEV;
+    return all;
+}
+
+static void ll_add(int ruleset, const char *path, uint64_t access, uint64_t handled) {
+    int fd = open(path, O_PATH | O_CLOEXEC);
+    if (fd < 0) return; /* a path this host lacks grants nothing */
+    struct stat st;
+    if (fstat(fd, &st) == 0 && !S_ISDIR(st.st_mode))
+        access &= FS_EXECUTE | FS_WRITE_FILE | FS_READ_FILE | FS_TRUNCATE | FS_IOCTL_DEV;
+    struct ll_path_attr attr = {.allowed = access & handled, .parent_fd = fd};
+    if (syscall(LL_ADD, ruleset, LL_RULE_PATH, &attr, 0) != 0) fail("landlock_add_rule");
+    close(fd);
+}
+
+/* Build the ruleset while still privileged (paths may sit under directories the sandbox uid
+ * cannot traverse); it is enforced later by restrict_landlock(). */
+static int prepare_landlock(const struct options *o, const char *exe) {
+    long abi = syscall(LL_CREATE, NULL, 0, LL_VERSION);
+    if (abi < 1) fail("landlock unavailable");
+    struct ll_ruleset_attr attr = {0, 0, 0};
+    size_t size = 8;
+    attr.fs = ll_all_fs((int)abi);
+    if (abi >= 4) {
+        attr.net = NET_BIND | NET_CONNECT; /* no TCP at all */
+        size = 16;
+    }
+    if (abi >= 6) {
+        attr.scoped = SCOPE_ABSTRACT_UNIX | SCOPE_SIGNAL; /* no signals out of the sandbox */
+        size = 24;
+    }
+    int rs = (int)syscall(LL_CREATE, &attr, size, 0);
+    if (rs < 0) fail("landlock_create_ruleset");
+    fcntl(rs, F_SETFD, FD_CLOEXEC);
+    uint64_t ro = FS_EXECUTE | FS_READ_FILE | FS_READ_DIR;
+    for (int i = 0; i < o->n_ro; i++) ll_add(rs, o->ro[i], ro, attr.fs);
+    for (int i = 0; i < o->n_rw; i++) ll_add(rs, o->rw[i], attr.fs, attr.fs);
+    if (exe) ll_add(rs, exe, FS_EXECUTE | FS_READ_FILE, attr.fs);
+    return rs;
+}
+
+static void restrict_landlock(int rs) {
+    if (syscall(LL_RESTRICT, rs, 0) != 0) fail("landlock_restrict_self");
+    close(rs);
+}
+
+/* ----------------------------------------------------------------- seccomp */
+#if defined(__x86_64__)
+#define AUDIT_ARCH_HERE AUDIT_ARCH_X86_64
+#define X32_BIT 0x40000000u
+#define LOAD_NR BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr))
+#define ARG_LO(i) BPF_STMT(BPF_LD | BPF_W | BPF_ABS, (uint32_t)(16 + 8 * (i)))
+#define ARG_HI(i) BPF_STMT(BPF_LD | BPF_W | BPF_ABS, (uint32_t)(20 + 8 * (i)))
+#define DENY(nr) BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (nr), 0, 1), BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS)
+#define ALLOW_NR(nr) BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (nr), 0, 1), BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW)
+
+/* Denied for every profile: networking, tracing, kernel/admin interfaces, io_uring. */
+#define COMMON_DENY                                                                    \
+    DENY(__NR_socket), DENY(__NR_socketpair), DENY(__NR_connect), DENY(__NR_bind),     \
+        DENY(__NR_listen), DENY(__NR_accept), DENY(__NR_accept4), DENY(__NR_ptrace),   \
+        DENY(__NR_process_vm_readv), DENY(__NR_process_vm_writev), DENY(__NR_kcmp),    \
+        DENY(__NR_mount), DENY(__NR_umount2), DENY(__NR_pivot_root), DENY(__NR_chroot), \
+        DENY(__NR_unshare), DENY(__NR_setns), DENY(__NR_swapon), DENY(__NR_swapoff),   \
+        DENY(__NR_reboot), DENY(__NR_sethostname), DENY(__NR_setdomainname),           \
+        DENY(__NR_iopl), DENY(__NR_ioperm), DENY(__NR_init_module),                     \
+        DENY(__NR_finit_module), DENY(__NR_delete_module), DENY(__NR_kexec_load),       \
+        DENY(__NR_kexec_file_load), DENY(__NR_bpf), DENY(__NR_perf_event_open),         \
+        DENY(__NR_userfaultfd), DENY(__NR_keyctl), DENY(__NR_add_key),                  \
+        DENY(__NR_request_key), DENY(__NR_acct), DENY(__NR_quotactl),                   \
+        DENY(__NR_settimeofday), DENY(__NR_clock_settime), DENY(__NR_adjtimex),         \
+        DENY(__NR_clock_adjtime), DENY(__NR_syslog), DENY(__NR_io_uring_setup),         \
+        DENY(__NR_io_uring_enter), DENY(__NR_io_uring_register), DENY(__NR_open_tree),  \
+        DENY(__NR_move_mount), DENY(__NR_fsopen), DENY(__NR_fsconfig),                  \
+        DENY(__NR_fsmount), DENY(__NR_fspick), DENY(__NR_mount_setattr),                \
+        DENY(__NR_name_to_handle_at), DENY(__NR_open_by_handle_at),                     \
+        DENY(__NR_fanotify_init), DENY(__NR_pidfd_getfd), DENY(__NR_personality),       \
+        DENY(__NR_lookup_dcookie)
+
+static void apply_seccomp(int profile, int exe_fd, const char *empty) {
+    uint64_t ptr = (uint64_t)(uintptr_t)empty;
+    uint32_t me = (uint32_t)getpid();
+    /* Profile 1 (solutions): one execveat of our descriptor, threads only, signals to self only. */
+    struct sock_filter run_filter[] = {
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_HERE, 1, 0),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
+        LOAD_NR,
+        BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, X32_BIT, 0, 1),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
+        /* clone3 hides its flags in memory: ENOSYS makes glibc fall back to clone. */
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_clone3, 0, 1),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS),
+        /* clone: threads only (CLONE_THREAD set). */
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_clone, 0, 4),
+        ARG_LO(0),
+        BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, CLONE_THREAD, 0, 1),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
+        /* kill / tgkill: only to this process. */
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_kill, 1, 0),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_tgkill, 0, 4),
+        ARG_LO(0),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, me, 0, 1),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
+        /* execveat: exactly the call the launcher makes (our fd, our pointer, AT_EMPTY_PATH). */
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_execveat, 0, 11),
+        ARG_LO(0),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)exe_fd, 0, 8),
+        ARG_LO(1),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)ptr, 0, 6),
+        ARG_HI(1),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)(ptr >> 32), 0, 4),
+        ARG_LO(4),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AT_EMPTY_PATH, 0, 2),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
+        LOAD_NR,
+        DENY(__NR_execve), DENY(__NR_fork), DENY(__NR_vfork), DENY(__NR_tkill),
+        DENY(__NR_rt_sigqueueinfo), DENY(__NR_rt_tgsigqueueinfo), DENY(__NR_pidfd_open),
+        DENY(__NR_pidfd_send_signal), DENY(__NR_seccomp),
+        COMMON_DENY,
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+    };
+    /* Profile 2 (the compiler): may spawn its own passes, but no network, tracing, admin. */
+    struct sock_filter compile_filter[] = {
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_HERE, 1, 0),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
+        LOAD_NR,
+        BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, X32_BIT, 0, 1),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
+        COMMON_DENY,
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+    };
+    struct sock_fprog prog;
+    if (profile == 1) {
+        prog.len = (unsigned short)(sizeof run_filter / sizeof run_filter[0]);
+        prog.filter = run_filter;
+    } else {
+        prog.len = (unsigned short)(sizeof compile_filter / sizeof compile_filter[0]);
+        prog.filter = compile_filter;
+    }
+    if (profile == 1 && exe_fd < 0) {
+        errno = EINVAL;
+        fail("seccomp profile 1 needs --exec-fd 1");
+    }
+    if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) != 0) fail("seccomp");
+}
+#else
+static void apply_seccomp(int profile, int exe_fd, const char *empty) {
+    (void)profile;
+    (void)exe_fd;
+    (void)empty;
+    errno = ENOSYS;
+    fail("seccomp filter not built for this architecture");
+}
+#endif
+
+/* ------------------------------------------------------------------- child */
+static void set_limit(int resource, long long soft, long long hard, const char *what) {
+    if (soft < 0) return;
+    struct rlimit rl;
+    rl.rlim_cur = soft == 0 && resource == RLIMIT_STACK ? RLIM_INFINITY : (rlim_t)soft;
+    rl.rlim_max = hard == 0 && resource == RLIMIT_STACK ? RLIM_INFINITY : (rlim_t)hard;
+    if (setrlimit(resource, &rl) != 0) fail(what);
+}
+
+static void open_to(const char *path, int flags, int target) {
+    if (!path) return;
+    int fd = open(path, flags | O_CLOEXEC, 0600);
+    if (fd < 0) fail(path);
+    if (dup2(fd, target) < 0) fail("dup2");
+    close(fd);
+}
+
+static void child(const struct options *o) {
+    static const char empty[] = "";
+    setpgid(0, 0);
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+    signal(SIGPIPE, SIG_DFL);
+    if (o->in_path) open_to(o->in_path, O_RDONLY, 0);
+    else open_to("/dev/null", O_RDONLY, 0);
+    open_to(o->out_path, O_WRONLY | O_CREAT | O_TRUNC, 1);
+    open_to(o->err_path, O_WRONLY | O_CREAT | O_TRUNC, 2);
+    if (o->pch_dir) {
+        int fd = open(o->pch_dir, O_PATH | O_DIRECTORY);
+        if (fd < 0) fail(o->pch_dir);
+        if (fd != 3) {
+            if (dup2(fd, 3) < 0) fail("dup2 pch");
+            close(fd);
+        }
+    }
+    int exe_fd = -1;
+    if (o->exec_fd) {
+        exe_fd = open(o->argv[0], O_RDONLY | O_CLOEXEC);
+        if (exe_fd < 0) fail(o->argv[0]);
+    }
+    int ruleset = o->landlock ? prepare_landlock(o, o->exec_fd ? o->argv[0] : NULL) : -1;
+    if (o->netns && unshare(CLONE_NEWNET) != 0) fail("unshare(CLONE_NEWNET)");
+    if (o->workdir && chdir(o->workdir) != 0) fail(o->workdir);
+    set_limit(RLIMIT_AS, o->as_limit, o->as_limit, "RLIMIT_AS");
+    set_limit(RLIMIT_FSIZE, o->fsize_limit, o->fsize_limit, "RLIMIT_FSIZE");
+    set_limit(RLIMIT_STACK, o->stack_limit, o->stack_limit, "RLIMIT_STACK");
+    set_limit(RLIMIT_NOFILE, o->nofile, o->nofile, "RLIMIT_NOFILE");
+    set_limit(RLIMIT_CORE, 0, 0, "RLIMIT_CORE");
+    set_limit(RLIMIT_MEMLOCK, 0, 0, "RLIMIT_MEMLOCK");
+    set_limit(RLIMIT_MSGQUEUE, 0, 0, "RLIMIT_MSGQUEUE");
+    if (o->cpu_rlimit > 0) set_limit(RLIMIT_CPU, o->cpu_rlimit, o->cpu_rlimit + 1, "RLIMIT_CPU");
+    if (o->gid >= 0) {
+        if (setgroups(0, NULL) != 0) fail("setgroups");
+        if (setresgid((gid_t)o->gid, (gid_t)o->gid, (gid_t)o->gid) != 0) fail("setresgid");
+    }
+    if (o->uid >= 0) {
+        /* NPROC is checked against the new uid; set it before becoming that uid. */
+        set_limit(RLIMIT_NPROC, o->nproc, o->nproc, "RLIMIT_NPROC");
+        if (setresuid((uid_t)o->uid, (uid_t)o->uid, (uid_t)o->uid) != 0) fail("setresuid");
+    }
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) fail("no_new_privs");
+    if (ruleset >= 0) restrict_landlock(ruleset);
+    if (o->seccomp_profile) apply_seccomp(o->seccomp_profile, exe_fd, empty);
+    if (o->exec_fd) {
+        syscall(__NR_execveat, exe_fd, empty, o->argv, o->envp, AT_EMPTY_PATH);
+        fail("execveat");
+    }
+    execve(o->argv[0], o->argv, o->envp);
+    fail(o->argv[0]);
+}
+
+/* ------------------------------------------------------------------ parent */
+static double now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static double cpu_of(pid_t pid) {
+    clockid_t cid;
+    struct timespec ts;
+    if (clock_getcpuclockid(pid, &cid) != 0 || clock_gettime(cid, &ts) != 0) return -1.0;
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void usage(void) {
+    fputs("usage: codefu-launch [options] -- PROGRAM [ARGS...]\n", stderr);
+    exit(2);
+}
+
+int main(int argc, char **argv) {
+    static char *empty_env[] = {NULL};
+    struct options o;
+    memset(&o, 0, sizeof o);
+    o.as_limit = o.fsize_limit = o.stack_limit = o.nproc = o.nofile = -1;
+    o.uid = o.gid = -1;
+    o.envp = empty_env;
+    char *envs[64];
+    int n_env = 0;
+    int i = 1;
+    for (; i < argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "--") == 0) {
+            i++;
+            break;
+        }
+        if (i + 1 >= argc) usage();
+        const char *v = argv[++i];
+        if (!strcmp(a, "--cpu")) o.cpu_limit = atof(v);
+        else if (!strcmp(a, "--wall")) o.wall_limit = atof(v);
+        else if (!strcmp(a, "--cpu-rlimit")) o.cpu_rlimit = atoll(v);
+        else if (!strcmp(a, "--as")) o.as_limit = atoll(v);
+        else if (!strcmp(a, "--fsize")) o.fsize_limit = atoll(v);
+        else if (!strcmp(a, "--stack")) o.stack_limit = atoll(v);
+        else if (!strcmp(a, "--nproc")) o.nproc = atoll(v);
+        else if (!strcmp(a, "--nofile")) o.nofile = atoll(v);
+        else if (!strcmp(a, "--uid")) o.uid = atol(v);
+        else if (!strcmp(a, "--gid")) o.gid = atol(v);
+        else if (!strcmp(a, "--cwd")) o.workdir = v;
+        else if (!strcmp(a, "--stdin")) o.in_path = v;
+        else if (!strcmp(a, "--stdout")) o.out_path = v;
+        else if (!strcmp(a, "--stderr")) o.err_path = v;
+        else if (!strcmp(a, "--pch-fd3")) o.pch_dir = v;
+        else if (!strcmp(a, "--netns")) o.netns = atoi(v);
+        else if (!strcmp(a, "--seccomp")) o.seccomp_profile = atoi(v);
+        else if (!strcmp(a, "--landlock")) o.landlock = atoi(v);
+        else if (!strcmp(a, "--exec-fd")) o.exec_fd = atoi(v);
+        else if (!strcmp(a, "--ro") && o.n_ro < MAX_PATHS) o.ro[o.n_ro++] = v;
+        else if (!strcmp(a, "--rw") && o.n_rw < MAX_PATHS) o.rw[o.n_rw++] = v;
+        else if (!strcmp(a, "--env") && n_env < 63) envs[n_env++] = (char *)v;
+        else usage();
+    }
+    if (i >= argc) usage();
+    envs[n_env] = NULL;
+    if (n_env) o.envp = envs;
+    o.argv = argv + i;
+
+    sigset_t chld;
+    sigemptyset(&chld);
+    sigaddset(&chld, SIGCHLD);
+    sigprocmask(SIG_BLOCK, &chld, NULL);
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    int pipefd[2];
+    if (pipe2(pipefd, O_CLOEXEC) != 0) {
+        printf("error pipe: %s\n", strerror(errno));
+        return 1;
+    }
+    double start = now();
+    pid_t pid = fork();
+    if (pid < 0) {
+        printf("error fork: %s\n", strerror(errno));
+        return 1;
+    }
+    if (pid == 0) {
+        close(pipefd[0]);
+        err_fd = pipefd[1];
+        child(&o);
+    }
+    close(pipefd[1]);
+    char msg[512];
+    ssize_t n = read(pipefd[0], msg, sizeof msg - 1);
+    close(pipefd[0]);
+    if (n > 0) {
+        msg[n] = 0;
+        int st;
+        waitpid(pid, &st, 0);
+        for (char *p = msg; *p; p++)
+            if (*p == '\n') *p = ' ';
+        printf("error %s\n", msg);
+        return 1;
+    }
+    int killed = 0;
+    for (;;) {
+        double wait_s = 3600.0;
+        double t = now() - start;
+        if (o.wall_limit > 0) {
+            if (t >= o.wall_limit) {
+                killed = 2;
+                break;
+            }
+            wait_s = o.wall_limit - t;
+        }
+        if (o.cpu_limit > 0) {
+            double c = cpu_of(pid);
+            if (c >= 0) {
+                if (c > o.cpu_limit) {
+                    killed = 1;
+                    break;
+                }
+                /* CPU cannot advance faster than wall time times threads: poll at most that late. */
+                double left = o.cpu_limit - c + 0.002;
+                if (left < 0.005) left = 0.005;
+                if (left > 0.25) left = 0.25;
+                if (left < wait_s) wait_s = left;
+            }
+        }
+        struct timespec ts;
+        ts.tv_sec = (time_t)wait_s;
+        ts.tv_nsec = (long)((wait_s - (double)ts.tv_sec) * 1e9);
+        siginfo_t info;
+        int r = sigtimedwait(&chld, &info, &ts);
+        if (r == SIGCHLD) {
+            int st;
+            struct rusage ru;
+            pid_t w = wait4(pid, &st, WNOHANG, &ru);
+            if (w == pid) {
+                double wall = now() - start;
+                printf("ok %d %d %lld %lld %ld %lld 0\n", WIFEXITED(st) ? WEXITSTATUS(st) : -1,
+                       WIFSIGNALED(st) ? WTERMSIG(st) : 0,
+                       (long long)ru.ru_utime.tv_sec * 1000000LL + ru.ru_utime.tv_usec,
+                       (long long)ru.ru_stime.tv_sec * 1000000LL + ru.ru_stime.tv_usec,
+                       ru.ru_maxrss, (long long)(wall * 1e6));
+                return 0;
+            }
+        }
+    }
+    kill(-pid, SIGKILL);
+    kill(pid, SIGKILL);
+    int st;
+    struct rusage ru;
+    wait4(pid, &st, 0, &ru);
+    double wall = now() - start;
+    printf("ok %d %d %lld %lld %ld %lld %d\n", WIFEXITED(st) ? WEXITSTATUS(st) : -1,
+           WIFSIGNALED(st) ? WTERMSIG(st) : 0,
+           (long long)ru.ru_utime.tv_sec * 1000000LL + ru.ru_utime.tv_usec,
+           (long long)ru.ru_stime.tv_sec * 1000000LL + ru.ru_stime.tv_usec, ru.ru_maxrss,
+           (long long)(wall * 1e6), killed);
+    return 0;
+}
