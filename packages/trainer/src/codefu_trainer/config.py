@@ -1,0 +1,211 @@
+"""Typed configuration of a training run (stage 1 of the two-stage composition).
+
+`conf/train.yaml` composes the groups `cluster`, `data`, `reward`, `model` into a
+`TrainConfig`. Every group is backed by a dataclass registered in Hydra's ConfigStore,
+so a misspelled key or a wrong type is an error naming the key. veRL's own
+configuration (`conf/verl/grpo.yaml`) is composed afterwards, see `codefu_trainer.verl_config`.
+"""
+
+from __future__ import annotations
+
+import enum
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from hydra.core.config_store import ConfigStore
+from omegaconf import MISSING
+
+from codefu_data.config import DataConfig
+from codefu_trainer.reward_config import RewardConfig
+
+SAGEMAKER_CHECKPOINT_DIR = "/opt/ml/checkpoints"
+
+
+class ClusterKind(enum.Enum):
+    """Where a run executes."""
+
+    local = "local"  # veRL on this machine's GPUs (or, inside a SageMaker job, on the job's Ray cluster)
+    cpu = "cpu"  # the CPU rehearsal (TRL GRPOTrainer + tiny model)
+    sagemaker = "sagemaker"  # submit a SageMaker training job that runs `local` inside
+
+
+class GroupRole(enum.Enum):
+    """What the hosts of an instance group do in a heterogeneous SageMaker cluster."""
+
+    train = "train"  # GPU hosts: veRL actor/rollout/ref workers
+    judge = "judge"  # CPU hosts: compile and run submissions for the reward
+
+
+@dataclass
+class InstanceGroupConfig:
+    name: str = MISSING
+    instance_type: str = MISSING
+    instance_count: int = 1
+    role: GroupRole = GroupRole.train
+
+
+@dataclass
+class SageMakerConfig:
+    """A SageMaker training job (Contract 5 JobSpec fields)."""
+
+    base_job_name: str = "codefu-grpo"
+    # Homogeneous cluster: instance_type x instance_count. Heterogeneous: instance_groups.
+    instance_type: str | None = None
+    instance_count: int = 1
+    instance_groups: list[InstanceGroupConfig] = field(default_factory=list)
+    head_instance_group: str | None = None
+    image_uri: str | None = None  # the GPU training image (`nox -s image -- push`)
+    role_arn: str | None = None  # None: $SAGEMAKER_ROLE_ARN
+    region: str | None = None  # None: $AWS_REGION / boto default
+    max_runtime_seconds: int = 5 * 24 * 3600
+    keep_alive_seconds: int = 0
+    volume_size_gb: int = 500
+    checkpoint_s3_uri: str | None = None  # /opt/ml/checkpoints syncs here
+    output_s3_uri: str | None = None  # the final model (SM_MODEL_DIR) lands here
+    environment: dict[str, str] = field(default_factory=dict)
+    # True: print the CreateTrainingJob request and touch no AWS. Submitting costs
+    # money, so it is an explicit `cluster.sagemaker.dry_run=false`.
+    dry_run: bool = True
+
+
+@dataclass
+class ClusterConfig:
+    """Nodes, GPUs and resource pools of the machines a run uses."""
+
+    name: str = MISSING
+    kind: ClusterKind = MISSING
+    # GPU nodes that train (veRL's global resource pool is nnodes x gpus_per_node).
+    nnodes: int = 1
+    # 0: every GPU visible on this machine (local only).
+    gpus_per_node: int = 0
+    # Ray custom resource of the judge pool (the launcher gives CPU-only hosts `judge`);
+    # when set it becomes reward.worker.resource. None: the reward config decides.
+    judge_resource: str | None = None
+    # The `model` group option this cluster runs unless the command line picks one
+    # (cpu: tiny). Hydra only lets the primary config override another group's choice.
+    default_model: str | None = None
+    sagemaker: SageMakerConfig = field(default_factory=SageMakerConfig)
+
+
+class ModelKind(enum.Enum):
+    hf = "hf"  # a Hugging Face model id or a local directory in HF format
+    tiny = "tiny"  # a randomly initialised model built offline from a config (rehearsal)
+
+
+@dataclass
+class TinyModelConfig:
+    """Shape of the random Qwen2-style model the rehearsal builds offline."""
+
+    hidden_size: int = 64
+    intermediate_size: int = 128
+    num_hidden_layers: int = 2
+    num_attention_heads: int = 4
+    num_key_value_heads: int = 2
+    max_position_embeddings: int = 2048
+    seed: int = 0
+
+
+@dataclass
+class ModelConfig:
+    name: str = MISSING
+    kind: ModelKind = ModelKind.hf
+    path: str = MISSING  # HF id, local dir, or s3:// URI (a SageMaker input channel)
+    trust_remote_code: bool = False
+    tiny: TinyModelConfig = field(default_factory=TinyModelConfig)
+
+
+@dataclass
+class TrackingConfig:
+    """Console + MLflow. Default store: SQLite in the run directory."""
+
+    mlflow: bool = True
+    # None: sqlite:///<run dir>/mlflow.db. A SageMaker managed MLflow tracking server
+    # ARN (arn:aws:sagemaker:...:mlflow-tracking-server/NAME) also works here; it needs
+    # the `sagemaker-mlflow` plugin installed beside mlflow.
+    tracking_uri: str | None = None
+    experiment: str = "codefu-grpo"
+
+
+@dataclass
+class RunConfig:
+    """Where a run writes: resolved configs, checkpoints, metrics, final model."""
+
+    name: str = "codefu-grpo"
+    root_dir: str = "runs"
+    # None: <root_dir>/<name>-<timestamp>; set it to resume a run in place.
+    dir: str | None = None
+    seed: int = 0
+    tracking: TrackingConfig = field(default_factory=TrackingConfig)
+
+
+@dataclass
+class RehearsalConfig:
+    """The CPU rehearsal (cluster=cpu). Algorithm settings come from the veRL config."""
+
+    steps: int = 3
+    prompts_per_step: int = 2
+    num_generations: int = 4  # the group size (veRL: rollout.n)
+    max_prompt_tokens: int = 384  # byte tokens; longer prompts are cut from the left
+    max_completion_tokens: int = 48
+    temperature: float = 1.0
+    save_steps: int = 1
+    # True: continue from the newest checkpoint in the run directory (needs run.dir).
+    resume: bool = True
+
+
+@dataclass
+class TrainConfig:
+    """The primary training configuration (conf/train.yaml)."""
+
+    cluster: ClusterConfig = MISSING
+    data: DataConfig = MISSING
+    reward: RewardConfig = MISSING
+    model: ModelConfig = MISSING
+    run: RunConfig = field(default_factory=RunConfig)
+    rehearsal: RehearsalConfig = field(default_factory=RehearsalConfig)
+
+
+# Top-level keys of TrainConfig: an override whose first key is one of these is ours.
+OUR_KEYS = ("cluster", "data", "reward", "model", "run", "rehearsal")
+
+
+def register_configs() -> None:
+    """Register the schemas in Hydra's ConfigStore (idempotent)."""
+    from codefu_data.config import register_configs as register_data_configs
+    from codefu_trainer.reward_config import register_reward_schema
+
+    register_data_configs()
+    register_reward_schema()
+    cs = ConfigStore.instance()
+    cs.store(name="codefu_train_schema", node=TrainConfig)
+    cs.store(group="cluster", name="codefu_cluster_schema", node=ClusterConfig)
+    cs.store(group="model", name="codefu_model_schema", node=ModelConfig)
+
+
+def in_sagemaker_job(env: dict[str, str] | None = None) -> bool:
+    """True inside a SageMaker training job (its training environment is set)."""
+    env = dict(os.environ) if env is None else env
+    return bool(env.get("SM_TRAINING_ENV") or env.get("TRAINING_JOB_NAME"))
+
+
+def checkpoint_dir(run_dir: Path, env: dict[str, str] | None = None) -> Path:
+    """/opt/ml/checkpoints inside SageMaker (synced to S3), else <run dir>/checkpoints."""
+    if in_sagemaker_job(env):
+        return Path(SAGEMAKER_CHECKPOINT_DIR)
+    return run_dir / "checkpoints"
+
+
+def final_model_dir(run_dir: Path, env: dict[str, str] | None = None) -> Path:
+    """SM_MODEL_DIR inside SageMaker (uploaded to the output S3 URI), else <run dir>/model."""
+    env = dict(os.environ) if env is None else env
+    if env.get("SM_MODEL_DIR"):
+        return Path(env["SM_MODEL_DIR"])
+    return run_dir / "model"
+
+
+def mlflow_tracking_uri(cfg: TrackingConfig, run_dir: Path) -> str:
+    """The MLflow tracking URI: configured (URI or SageMaker ARN) or a SQLite file in the run."""
+    if cfg.tracking_uri:
+        return cfg.tracking_uri
+    return f"sqlite:///{(run_dir / 'mlflow.db').resolve()}"

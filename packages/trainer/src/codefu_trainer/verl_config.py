@@ -1,0 +1,132 @@
+"""Stage 2: veRL's `ppo_trainer` config (conf/verl/grpo.yaml) derived from our TrainConfig.
+
+Composed in its own Hydra context whose search path holds veRL's config package and
+conf/verl only (veRL's `data`, `reward`, `model` groups would clash with ours).
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from omegaconf import DictConfig, OmegaConf
+
+from codefu_trainer.config import (
+    TrainConfig,
+    checkpoint_dir,
+    mlflow_tracking_uri,
+)
+from codefu_trainer.overrides import ConfigError, Override, check_keys, hydra_value
+
+VERL_CONFIG_NAME = "grpo"
+
+
+def data_files(cfg: TrainConfig) -> tuple[Path, Path]:
+    """The prepared train/test parquet files of the configured tier (Contract 2 layout)."""
+    root = Path(cfg.data.out_dir).expanduser()
+    if not str(root).startswith("s3:"):
+        root = root.resolve()
+    return root / cfg.data.tier / "train.parquet", root / cfg.data.tier / "test.parquet"
+
+
+def derived_values(
+    cfg: TrainConfig,
+    run_dir: Path,
+    gpus_per_node: int,
+    env: Mapping[str, str] | None = None,
+) -> dict[str, Any]:
+    """veRL keys set from our config: data files, nodes/GPUs, model, checkpoints, tracking."""
+    train, test = data_files(cfg)
+    env_vars = {"MLFLOW_TRACKING_URI": mlflow_tracking_uri(cfg.run.tracking, run_dir)}
+    values: dict[str, Any] = {
+        "data.train_files": [str(train)],
+        "data.val_files": [str(test)],
+        "data.seed": cfg.run.seed,
+        "trainer.nnodes": cfg.cluster.nnodes,
+        "trainer.n_gpus_per_node": gpus_per_node,
+        "actor_rollout_ref.model.path": cfg.model.path,
+        "actor_rollout_ref.model.trust_remote_code": cfg.model.trust_remote_code,
+        "trainer.default_local_dir": str(checkpoint_dir(run_dir, dict(env) if env else None)),
+        "trainer.project_name": cfg.run.tracking.experiment,
+        "trainer.experiment_name": run_dir.name,
+        "trainer.logger": ["console", "mlflow"] if cfg.run.tracking.mlflow else ["console"],
+        "++ray_kwargs.ray_init.runtime_env.env_vars": env_vars,
+    }
+    return values
+
+
+def derived_overrides(values: Mapping[str, Any]) -> list[str]:
+    return [f"{k}={hydra_value(v)}" for k, v in values.items()]
+
+
+def compose_verl(conf_dir: Path, overrides: Sequence[str]) -> DictConfig:
+    """Compose conf/verl/grpo.yaml with `overrides` (Hydra errors become ConfigError)."""
+    from hydra import compose, initialize_config_dir
+    from hydra.core.global_hydra import GlobalHydra
+    from hydra.errors import HydraException
+    from omegaconf.errors import OmegaConfBaseException
+
+    verl_dir = conf_dir / "verl"
+    if not (verl_dir / f"{VERL_CONFIG_NAME}.yaml").is_file():
+        raise ConfigError(
+            f"No veRL config at {verl_dir / VERL_CONFIG_NAME}.yaml; pass --config-dir <repo>/conf."
+        )
+    GlobalHydra.instance().clear()
+    try:
+        with initialize_config_dir(str(verl_dir.resolve()), version_base=None):
+            return compose(config_name=VERL_CONFIG_NAME, overrides=list(overrides))
+    except (HydraException, OmegaConfBaseException) as exc:
+        raise ConfigError(f"veRL config (conf/verl/{VERL_CONFIG_NAME}.yaml): {exc}") from exc
+
+
+def build_verl_config(
+    cfg: TrainConfig,
+    conf_dir: Path,
+    run_dir: Path,
+    user_overrides: Sequence[Override],
+    gpus_per_node: int,
+    env: Mapping[str, str] | None = None,
+) -> DictConfig:
+    """The full veRL config: grpo.yaml + derived values + the user's veRL overrides."""
+    derived = derived_overrides(derived_values(cfg, run_dir, gpus_per_node, env))
+    if user_overrides:
+        base = compose_verl(conf_dir, derived)
+        check_keys(base, user_overrides, where="veRL's config (conf/verl/grpo.yaml + ppo_trainer)")
+    return compose_verl(conf_dir, [*derived, *(o.text for o in user_overrides)])
+
+
+def validate_verl_config(config: DictConfig, check_reward_function: bool = True) -> None:
+    """veRL's own checks, as main_ppo runs them, on CPU: `validate_config` (batch sizes,
+    parallelism, actor/critic dataclasses), the rollout and algorithm dataclasses, and
+    the custom reward function's import."""
+    from verl.trainer.ppo.utils import need_critic, need_reference_policy
+    from verl.utils.config import omega_conf_to_dataclass, validate_config
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # "Disabled critic as ... != gae"
+        try:
+            validate_config(
+                config=config,
+                use_reference_policy=need_reference_policy(config),
+                use_critic=need_critic(config),
+            )
+            omega_conf_to_dataclass(config.actor_rollout_ref.rollout)
+            omega_conf_to_dataclass(config.algorithm)
+        except (AssertionError, ValueError, TypeError) as exc:
+            raise ConfigError(f"veRL rejected the configuration: {exc}") from exc
+    if check_reward_function:
+        from verl.utils.import_utils import load_extern_object
+
+        fn = config.reward.custom_reward_function
+        try:
+            load_extern_object(module_path=fn.path, object_name=fn.name)
+        except (ImportError, AttributeError, FileNotFoundError) as exc:
+            raise ConfigError(
+                f"reward.custom_reward_function {fn.path}:{fn.name} cannot be loaded: {exc}"
+            ) from exc
+
+
+def to_yaml(config: DictConfig) -> str:
+    return OmegaConf.to_yaml(config, resolve=False)
