@@ -1,0 +1,175 @@
+"""`codefu-launcher`: plan, run (inside a SageMaker job) and submit (from a workstation)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import sys
+from collections.abc import Sequence
+
+from codefu_launcher.plan import (
+    DEFAULT_DASHBOARD_PORT,
+    DEFAULT_RAY_PORT,
+    DEFAULT_RESOURCE_CONFIG,
+    ClusterPlan,
+    PlanError,
+    PlanOptions,
+    load_resource_config,
+    make_plan,
+)
+
+
+def _add_plan_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--resource-config",
+        default=os.environ.get("CODEFU_RESOURCE_CONFIG", DEFAULT_RESOURCE_CONFIG),
+        help=f"SageMaker resource config (default: {DEFAULT_RESOURCE_CONFIG}).",
+    )
+    p.add_argument(
+        "--head-instance-group",
+        default=os.environ.get("CODEFU_HEAD_INSTANCE_GROUP") or None,
+        help="Heterogeneous jobs: the instance group whose lowest host is the head.",
+    )
+    p.add_argument(
+        "--coordinator-only-head",
+        action="store_true",
+        default=os.environ.get("CODEFU_COORDINATOR_ONLY_HEAD", "") in {"1", "true", "True"},
+        help="The head offers no CPUs or GPUs for work (it only coordinates).",
+    )
+    p.add_argument("--port", type=int, default=DEFAULT_RAY_PORT, help="Ray GCS port.")
+    p.add_argument("--num-cpus", type=int, default=None, help="Default: SM_NUM_CPUS or all.")
+    p.add_argument("--num-gpus", type=int, default=None, help="Default: SM_NUM_GPUS or by type.")
+    p.add_argument("--dashboard-host", default="127.0.0.1")
+    p.add_argument("--dashboard-port", type=int, default=DEFAULT_DASHBOARD_PORT)
+    p.add_argument("--no-dashboard", action="store_true", help="Do not start the Ray dashboard.")
+    p.add_argument("--metrics-export-port", type=int, default=None)
+    p.add_argument("--temp-dir", default=None, help="Ray's temp dir on this host.")
+    p.add_argument("--object-store-memory", type=int, default=None, help="Bytes.")
+
+
+def _plan(args: argparse.Namespace) -> ClusterPlan:
+    options = PlanOptions(
+        head_instance_group=args.head_instance_group,
+        coordinator_only_head=args.coordinator_only_head,
+        port=args.port,
+        num_cpus=args.num_cpus,
+        num_gpus=args.num_gpus,
+        dashboard_host=args.dashboard_host,
+        dashboard_port=args.dashboard_port,
+        include_dashboard=not args.no_dashboard,
+        metrics_export_port=args.metrics_export_port,
+        temp_dir=args.temp_dir,
+        object_store_memory=args.object_store_memory,
+    )
+    rc = load_resource_config(args.resource_config)
+    return make_plan(rc, os.environ, options, cpu_count=os.cpu_count() or 1)
+
+
+def _cmd_plan(args: argparse.Namespace) -> int:
+    from codefu_launcher.run import try_resolve
+
+    plan = _plan(args)
+    node_ip = try_resolve(plan.host)
+    head_ip = try_resolve(plan.head_host)
+    print(json.dumps(plan.to_dict(node_ip, head_ip), indent=2))
+    return 0
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    from codefu_launcher.run import Launcher, LaunchError, RunSettings, write_failure
+
+    entrypoint = list(args.entrypoint)
+    if entrypoint and entrypoint[0] == "--":
+        entrypoint = entrypoint[1:]
+    settings = RunSettings(
+        wait_timeout=args.wait_timeout,
+        join_timeout=args.join_timeout,
+        head_gone_grace=args.head_gone_grace,
+        failure_file=args.failure_file,
+        extra_env=tuple(args.pass_env),
+    )
+    try:
+        plan = _plan(args)
+        if plan.is_head and not entrypoint:
+            raise LaunchError("No entrypoint: use `codefu-launcher run [options] -- COMMAND ...`.")
+        launcher = Launcher(plan, entrypoint, os.environ, settings)
+    except (PlanError, LaunchError) as exc:
+        write_failure(settings.failure_file, f"codefu-launcher: {exc}")
+        return 2
+    logging.getLogger("codefu_launcher").info(
+        "Plan: %s", json.dumps(plan.to_dict(), separators=(",", ":"))
+    )
+    return launcher.run()
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="codefu-launcher",
+        description="Ray clusters inside SageMaker training jobs, and job submission.",
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p_plan = sub.add_parser("plan", help="Print this host's cluster plan as JSON.")
+    _add_plan_arguments(p_plan)
+    p_plan.set_defaults(func=_cmd_plan)
+
+    p_run = sub.add_parser(
+        "run",
+        help="Form the Ray cluster and run ENTRYPOINT on the head.",
+        usage="codefu-launcher run [options] -- ENTRYPOINT ...",
+    )
+    _add_plan_arguments(p_run)
+    p_run.add_argument(
+        "--wait-timeout",
+        type=float,
+        default=float(os.environ.get("CODEFU_WAIT_TIMEOUT", "600")),
+        help="Seconds the head waits for all nodes before failing (default 600).",
+    )
+    p_run.add_argument(
+        "--join-timeout",
+        type=float,
+        default=None,
+        help="Seconds a worker waits for the head (default: wait timeout + 120).",
+    )
+    p_run.add_argument(
+        "--head-gone-grace",
+        type=float,
+        default=float(os.environ.get("CODEFU_HEAD_GONE_GRACE", "60")),
+        help="Seconds a worker tolerates an unreachable head before concluding it is done.",
+    )
+    p_run.add_argument(
+        "--failure-file",
+        default=os.environ.get("CODEFU_FAILURE_FILE", "/opt/ml/output/failure"),
+    )
+    p_run.add_argument(
+        "--pass-env",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="Also hand this variable to the entrypoint and Ray (repeatable).",
+    )
+    p_run.add_argument("entrypoint", nargs=argparse.REMAINDER)
+    p_run.set_defaults(func=_cmd_run)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    logging.basicConfig(
+        level=logging.INFO,
+        format="%(asctime)s codefu-launcher %(levelname)s %(message)s",
+        stream=sys.stderr,
+    )
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        code: int = args.func(args)
+    except PlanError as exc:
+        print(f"codefu-launcher: {exc}", file=sys.stderr)
+        return 2
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,467 @@
+"""The shell around the plan: start Ray on this host, wait for the cluster, run the entrypoint.
+
+Head: starts `ray start --head --block` as a child it owns, waits until exactly the
+expected nodes are alive (failing fast, naming the missing hosts, after a timeout), runs
+the entrypoint with a minimal environment, stops Ray and exits with the entrypoint's
+code. Worker: waits for the head, joins with retries, and exits 0 once the head is gone
+(its work is done). SIGTERM stops Ray cleanly everywhere.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import hmac
+import logging
+import os
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import FrameType
+
+from codefu_launcher.plan import ClusterPlan
+
+log = logging.getLogger("codefu_launcher")
+
+DEFAULT_FAILURE_FILE = "/opt/ml/output/failure"
+AUTH_SECRET_ENV = "CODEFU_RAY_AUTH_SECRET"
+AUTH_MODE_ENV = "CODEFU_RAY_AUTH_MODE"  # "token" (default) or "disabled" (explicit opt-out)
+DRAIN_ENV = "RAY_GRACEFUL_SHUTDOWN_DRAIN_TIMEOUT_S"
+PASS_ENV_ENV = "CODEFU_PASS_ENV"  # extra variable names for the entrypoint, comma separated
+
+# The entrypoint's environment: these names and prefixes, nothing else (never the secret).
+PASS_NAMES = frozenset(
+    {
+        "PATH",
+        "HOME",
+        "USER",
+        "LOGNAME",
+        "SHELL",
+        "LANG",
+        "LC_ALL",
+        "TZ",
+        "TERM",
+        "TMPDIR",
+        "HOSTNAME",
+        "PYTHONPATH",
+        "PYTHONUNBUFFERED",
+        "PYTHONHASHSEED",
+        "VIRTUAL_ENV",
+        "CONDA_PREFIX",
+        "LD_LIBRARY_PATH",
+        "LD_PRELOAD",
+        "OMP_NUM_THREADS",
+        "TRAINING_JOB_NAME",
+        "TRAINING_JOB_ARN",
+    }
+)
+PASS_PREFIXES = (
+    "SM_",
+    "CODEFU_",
+    "NCCL_",
+    "FI_",
+    "CUDA_",
+    "NVIDIA_",
+    "HF_",
+    "TRANSFORMERS_",
+    "TOKENIZERS_",
+    "VLLM_",
+    "TORCH_",
+    "PYTORCH_",
+    "WANDB_",
+    "MLFLOW_",
+    "AWS_",
+    "RAY_GRAFANA_",
+    "RAY_PROMETHEUS_",
+)
+NEVER_PASS = frozenset({AUTH_SECRET_ENV, "RAY_AUTH_TOKEN", "RAY_AUTH_MODE", "RAY_ADDRESS"})
+
+
+class LaunchError(RuntimeError):
+    """The cluster could not be brought up; the message is the failure reason."""
+
+
+class Terminated(BaseException):
+    """SIGTERM/SIGINT arrived: stop everything and exit."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+@dataclass
+class RunSettings:
+    """Knobs of the shell (timeouts are seconds)."""
+
+    wait_timeout: float = 600.0  # head: all nodes alive within this, else fail naming missing
+    join_timeout: float | None = None  # worker: head reachable within this (default wait+120)
+    head_gone_grace: float = 60.0  # worker: head unreachable this long => its work is done
+    poll_interval: float = 2.0
+    resolve_timeout: float = 300.0  # DNS of the head host (retry with backoff)
+    max_join_attempts: int = 10
+    stop_grace: float = 30.0
+    failure_file: str = DEFAULT_FAILURE_FILE
+    extra_env: tuple[str, ...] = ()
+    ray_executable: str | None = None
+    sleep: Callable[[float], None] = field(default=time.sleep, repr=False)
+
+
+# --- pure helpers -------------------------------------------------------------------------
+
+
+def derive_auth_token(secret: str) -> str:
+    """The cluster's Ray token: an HMAC of the job secret, identical on every host."""
+    return hmac.new(secret.encode(), b"codefu-ray-auth-token-v1", hashlib.sha256).hexdigest()
+
+
+def auth_environment(env: Mapping[str, str], expected_nodes: int) -> dict[str, str]:
+    """RAY_AUTH_MODE / RAY_AUTH_TOKEN for Ray processes and drivers on this host.
+
+    Every host derives the same token from CODEFU_RAY_AUTH_SECRET (set once per job at
+    submission). A single-node job may do without: it gets a random token. Setting
+    CODEFU_RAY_AUTH_MODE=disabled turns authentication off explicitly.
+    """
+    mode = env.get(AUTH_MODE_ENV, "token").strip().lower()
+    if mode == "disabled":
+        return {"RAY_AUTH_MODE": "disabled"}
+    if mode != "token":
+        raise LaunchError(f"{AUTH_MODE_ENV}={mode!r}: use 'token' (default) or 'disabled'.")
+    secret = env.get(AUTH_SECRET_ENV, "")
+    if not secret:
+        if expected_nodes > 1:
+            raise LaunchError(
+                f"{AUTH_SECRET_ENV} is not set, so the {expected_nodes} hosts cannot agree on "
+                "a Ray auth token. Set it in the job environment to one random value "
+                "(codefu_launcher.submit does), or set "
+                f"{AUTH_MODE_ENV}=disabled to run without authentication."
+            )
+        secret = secrets.token_hex(32)
+    return {"RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": derive_auth_token(secret)}
+
+
+def minimal_environment(env: Mapping[str, str], extra: Sequence[str] = ()) -> dict[str, str]:
+    """The allow-listed subset of `env` (names, prefixes, plus `extra` and CODEFU_PASS_ENV)."""
+    wanted = set(PASS_NAMES) | set(extra)
+    wanted |= {n.strip() for n in env.get(PASS_ENV_ENV, "").split(",") if n.strip()}
+    return {
+        k: v
+        for k, v in env.items()
+        if k not in NEVER_PASS and (k in wanted or k.startswith(PASS_PREFIXES))
+    }
+
+
+def exit_code_of(returncode: int) -> int:
+    """A process's exit status as a shell reports it (signal N -> 128+N)."""
+    return 128 - returncode if returncode < 0 else returncode
+
+
+def write_failure(path: str, reason: str) -> None:
+    """Write the reason to SageMaker's failure file unless something wrote one first."""
+    p = Path(path)
+    try:
+        if p.exists() and p.stat().st_size > 0:
+            log.error("%s (failure file %s already written; kept)", reason, p)
+            return
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(reason.rstrip() + "\n")
+    except OSError as exc:
+        log.error("Could not write failure file %s: %s", p, exc)
+    log.error("%s", reason)
+
+
+# --- effects --------------------------------------------------------------------------------
+
+
+def resolve_host(host: str, timeout: float, sleep: Callable[[float], None] = time.sleep) -> str:
+    """The IPv4 address of `host`, retrying with exponential backoff until `timeout`."""
+    deadline = time.monotonic() + timeout
+    delay = 0.5
+    while True:
+        try:
+            infos = socket.getaddrinfo(host, None, socket.AF_INET, socket.SOCK_STREAM)
+            return str(infos[0][4][0])
+        except OSError as exc:
+            if time.monotonic() + delay > deadline:
+                raise LaunchError(
+                    f"Could not resolve host {host!r} within {timeout:.0f} s ({exc}). "
+                    "Check the job's networking (hosts resolve through /etc/hosts)."
+                ) from exc
+            log.info("Resolving %s failed (%s); retrying in %.1f s", host, exc, delay)
+            sleep(delay)
+            delay = min(delay * 2, 10.0)
+
+
+def try_resolve(host: str) -> str | None:
+    try:
+        return str(socket.getaddrinfo(host, None, socket.AF_INET)[0][4][0])
+    except OSError:
+        return None
+
+
+def port_open(ip: str, port: int, timeout: float = 2.0) -> bool:
+    """True when a TCP connection to ip:port succeeds."""
+    try:
+        with socket.create_connection((ip, port), timeout=timeout):
+            return True
+    except OSError:
+        return False
+
+
+def ray_executable(settings: RunSettings) -> str:
+    if settings.ray_executable:
+        return settings.ray_executable
+    beside = Path(sys.executable).with_name("ray")
+    if beside.exists():
+        return str(beside)
+    found = shutil.which("ray")
+    if found is None:
+        raise LaunchError("The `ray` command is not installed; install ray[default]==2.60.0.")
+    return found
+
+
+def _terminate(proc: subprocess.Popen[bytes], grace: float, name: str) -> int:
+    """SIGTERM the process group of `proc`, SIGKILL it after `grace`; returns the exit code."""
+    if proc.poll() is None:
+        log.info("Stopping %s (pid %d)", name, proc.pid)
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(timeout=grace)
+        except subprocess.TimeoutExpired:
+            log.warning("%s did not stop within %.0f s; killing it", name, grace)
+    # Leftovers in the group (Ray's own children, the entrypoint's helpers).
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    return exit_code_of(proc.wait())
+
+
+class RayNode:
+    """`ray start ... --block` as a child in its own session: stopping it stops only our Ray."""
+
+    def __init__(self, args: list[str], env: dict[str, str], settings: RunSettings) -> None:
+        self.command = [ray_executable(settings), "start", *args]
+        self.env = env
+        self.settings = settings
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> None:
+        log.info("Starting Ray: %s", " ".join(self.command))
+        self.proc = subprocess.Popen(self.command, env=self.env, start_new_session=True)
+
+    def running(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+    def stop(self) -> None:
+        if self.proc is not None:
+            _terminate(self.proc, self.settings.stop_grace, "Ray")
+
+
+def alive_node_ips(address: str) -> list[str]:
+    """IPs of the alive nodes of the cluster at `address` (a connected driver is needed)."""
+    import ray
+
+    return [str(n["NodeManagerAddress"]) for n in ray.nodes() if n.get("Alive")]
+
+
+class Launcher:
+    """Carries out one host's plan. `env` is the job environment (os.environ by default)."""
+
+    def __init__(
+        self,
+        plan: ClusterPlan,
+        entrypoint: Sequence[str],
+        env: Mapping[str, str],
+        settings: RunSettings,
+    ) -> None:
+        self.plan = plan
+        self.entrypoint = list(entrypoint)
+        self.env = dict(env)
+        self.settings = settings
+        self.auth = auth_environment(env, plan.expected_nodes)
+        self.base_env = minimal_environment(env, settings.extra_env)
+        self.ray: RayNode | None = None
+        self.child: subprocess.Popen[bytes] | None = None
+
+    # The environment of Ray's processes (and so of every Ray worker process on this host).
+    def ray_env(self) -> dict[str, str]:
+        env = {**self.base_env, **self.plan.ray_env, **self.auth}
+        # Draining on SIGTERM only delays shutdown here (no serving traffic to drain).
+        env.setdefault(DRAIN_ENV, self.env.get(DRAIN_ENV, "0"))
+        return env
+
+    def run(self) -> int:
+        previous = {s: signal.signal(s, self._on_signal) for s in (signal.SIGTERM, signal.SIGINT)}
+        try:
+            return self._run_head() if self.plan.is_head else self._run_worker()
+        except Terminated as t:
+            log.warning("Received signal %d: stopping Ray", t.signum)
+            return 128 + t.signum
+        except LaunchError as exc:
+            write_failure(self.settings.failure_file, f"codefu-launcher: {exc}")
+            return 1
+        finally:
+            if self.child is not None:
+                _terminate(self.child, self.settings.stop_grace, "entrypoint")
+            if self.ray is not None:
+                self.ray.stop()
+            for s, handler in previous.items():
+                signal.signal(s, handler)
+
+    @staticmethod
+    def _on_signal(signum: int, frame: FrameType | None) -> None:
+        raise Terminated(signum)
+
+    # --- head -----------------------------------------------------------------------------
+
+    def _run_head(self) -> int:
+        s = self.settings
+        node_ip = resolve_host(self.plan.host, s.resolve_timeout, s.sleep)
+        address = f"{node_ip}:{self.plan.port}"
+        self.ray = RayNode(self.plan.ray_start_args(node_ip, node_ip), self.ray_env(), s)
+        self.ray.start()
+        self._wait_for_port(node_ip, s.wait_timeout)
+        self._wait_for_nodes(address)
+        env = {
+            **self.base_env,
+            **self.auth,
+            "RAY_ADDRESS": address,
+            "CODEFU_RAY_HEAD_HOST": self.plan.head_host,
+            "CODEFU_RAY_NODES": str(self.plan.expected_nodes),
+        }
+        log.info("Cluster complete; running entrypoint: %s", " ".join(self.entrypoint))
+        try:
+            self.child = subprocess.Popen(self.entrypoint, env=env, start_new_session=True)
+        except OSError as exc:
+            raise LaunchError(f"Could not start the entrypoint {self.entrypoint}: {exc}") from exc
+        code = exit_code_of(self.child.wait())
+        self.child = None
+        if code != 0:
+            write_failure(
+                s.failure_file, f"Entrypoint {self.entrypoint!r} exited with code {code}."
+            )
+        else:
+            log.info("Entrypoint finished with exit code 0")
+        return code
+
+    def _wait_for_port(self, ip: str, timeout: float) -> None:
+        deadline = time.monotonic() + timeout
+        while not port_open(ip, self.plan.port):
+            if self.ray is not None and not self.ray.running():
+                raise LaunchError("`ray start --head` exited before the head came up; see its log.")
+            if time.monotonic() > deadline:
+                raise LaunchError(f"The Ray head did not listen on {ip}:{self.plan.port} in time.")
+            self.settings.sleep(0.5)
+
+    def _wait_for_nodes(self, address: str) -> None:
+        """Block until exactly the expected nodes are alive, or fail naming who is missing."""
+        s = self.settings
+        # This process is a Ray driver too; Ray reads the auth settings when it is imported.
+        os.environ.update(self.auth)
+        import ray
+
+        ray.init(address=address, log_to_driver=False, logging_level=logging.WARNING)
+        try:
+            deadline = time.monotonic() + s.wait_timeout
+            ips: dict[str, str | None] = dict.fromkeys(self.plan.hosts)
+            while True:
+                for host, ip in ips.items():
+                    if ip is None:
+                        ips[host] = try_resolve(host)
+                alive = alive_node_ips(address)
+                missing = [h for h, ip in ips.items() if ip is None or ip not in alive]
+                log.info("%d/%d nodes alive", len(alive), self.plan.expected_nodes)
+                if not missing and len(alive) == self.plan.expected_nodes:
+                    return
+                if not missing and len(alive) > self.plan.expected_nodes:
+                    raise LaunchError(
+                        f"{len(alive)} nodes joined but {self.plan.expected_nodes} were expected "
+                        f"(alive: {sorted(alive)}); refusing to train on an unknown cluster."
+                    )
+                if self.ray is not None and not self.ray.running():
+                    raise LaunchError("The head's Ray processes exited while waiting for nodes.")
+                if time.monotonic() > deadline:
+                    where = ", ".join(f"{h}={ips[h] or 'unresolved'}" for h in missing)
+                    raise LaunchError(
+                        f"Only {len(alive)} of {self.plan.expected_nodes} Ray nodes joined within "
+                        f"{s.wait_timeout:.0f} s. Missing hosts: {', '.join(missing)} "
+                        f"(addresses: {where}). "
+                        "Check those instances' logs; the job stops instead of training on a "
+                        "partial cluster."
+                    )
+                s.sleep(s.poll_interval)
+        finally:
+            ray.shutdown()
+
+    # --- worker ---------------------------------------------------------------------------
+
+    def _run_worker(self) -> int:
+        s = self.settings
+        join_timeout = s.join_timeout if s.join_timeout is not None else s.wait_timeout + 120
+        deadline = time.monotonic() + join_timeout
+        head_ip = resolve_host(self.plan.head_host, s.resolve_timeout, s.sleep)
+        node_ip = resolve_host(self.plan.host, s.resolve_timeout, s.sleep)
+        args = self.plan.ray_start_args(node_ip, head_ip)
+        port = self.plan.port
+        attempts = 0
+        joined_once = False
+        delay = 1.0
+        while True:
+            # Wait for the head's GCS port.
+            while not port_open(head_ip, port):
+                if joined_once:
+                    log.info("Head %s is gone after the cluster ran: work is done", head_ip)
+                    return 0
+                if time.monotonic() > deadline:
+                    raise LaunchError(
+                        f"Head {self.plan.head_host} ({head_ip}:{port}) was not reachable within "
+                        f"{join_timeout:.0f} s; this worker ({self.plan.host}) gives up."
+                    )
+                s.sleep(min(delay, 5.0))
+                delay = min(delay * 2, 5.0)
+            attempts += 1
+            self.ray = RayNode(args, self.ray_env(), s)
+            self.ray.start()
+            joined_once = True
+            outcome = self._watch_head(head_ip)
+            if outcome == "head-gone":
+                log.info("Head %s unreachable for %.0f s: work done", head_ip, s.head_gone_grace)
+                return 0
+            # Our Ray exited while the head is still there: join again.
+            self.ray.stop()
+            self.ray = None
+            if attempts >= s.max_join_attempts:
+                raise LaunchError(
+                    f"`ray start --address={head_ip}:{port}` failed {attempts} times on "
+                    f"{self.plan.host}; see the Ray logs above."
+                )
+            log.warning("Ray on this worker exited; joining again (attempt %d)", attempts + 1)
+            s.sleep(min(2.0**attempts, 30.0))
+
+    def _watch_head(self, head_ip: str) -> str:
+        """Poll until the head has been unreachable for the grace period, or our Ray exits.
+
+        A single failed probe is tolerated: only a continuous outage counts.
+        """
+        s = self.settings
+        unreachable_since: float | None = None
+        while True:
+            s.sleep(s.poll_interval)
+            if port_open(head_ip, self.plan.port):
+                unreachable_since = None
+            else:
+                now = time.monotonic()
+                unreachable_since = unreachable_since or now
+                if now - unreachable_since >= s.head_gone_grace:
+                    return "head-gone"
+            if self.ray is None or not self.ray.running():
+                if unreachable_since is not None:
+                    # Our Ray went down with the head: wait out the grace, then decide.
+                    continue
+                return "ray-exited"
