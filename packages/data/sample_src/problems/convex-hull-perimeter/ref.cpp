@@ -1,0 +1,28 @@
+#include <bits/stdc++.h>
+typedef long long ll;
+typedef std::pair<ll, ll> P;
+ll cross(P o, P a, P b) { return (a.first - o.first) * (b.second - o.second) - (a.second - o.second) * (b.first - o.first); }
+int main() {
+    int n;
+    std::scanf("%d", &n);
+    std::vector<P> p(n);
+    for (auto& [x, y] : p) std::scanf("%lld %lld", &x, &y);
+    std::sort(p.begin(), p.end());
+    p.erase(std::unique(p.begin(), p.end()), p.end());
+    n = p.size();
+    if (n == 1) { std::puts("0.000000000"); return 0; }
+    std::vector<P> h(2 * n);  // Andrew's monotone chain
+    int k = 0;
+    for (int i = 0; i < n; i++) {
+        while (k >= 2 && cross(h[k - 2], h[k - 1], p[i]) <= 0) k--;
+        h[k++] = p[i];
+    }
+    for (int i = n - 2, lo = k + 1; i >= 0; i--) {
+        while (k >= lo && cross(h[k - 2], h[k - 1], p[i]) <= 0) k--;
+        h[k++] = p[i];
+    }
+    long double per = 0;  // h[0..k-1] with h[k-1] == h[0]
+    for (int i = 0; i + 1 < k; i++)
+        per += std::hypot((long double)(h[i + 1].first - h[i].first), (long double)(h[i + 1].second - h[i].second));
+    std::printf("%.9Lf\n", per);
+}
