@@ -1,0 +1,391 @@
+"""Ray dispatch of judging: a pool of judge workers, deadlines, retries, backpressure.
+
+Layout:
+
+- ``JudgeWorker`` (a Ray actor, one per CPU it may use) lives on a node carrying the
+  ``judge`` custom resource (any CPU node when no alive node has it). It holds one
+  ``codefu_sandbox.Judge`` whose cache directory (compile cache + precompiled header) is
+  the node's, so every worker on a node reuses the same cache. A response is compiled
+  once and all its tests run inside that worker, one after another: no process fan-out
+  beyond the CPUs the workers hold.
+- ``JudgePool`` (asyncio) hands each job to an idle worker, so at most one job per worker
+  is in flight (backpressure: other jobs wait in the pool, not on the workers). Each job
+  has a deadline, started when a worker takes it; past it the job fails with
+  ``DEADLINE`` and the stuck worker is killed and replaced. A worker that dies (its
+  process, or its node) makes the job run again on another worker, up to
+  ``max_retries`` times; then ``WORKER_LOST``. Waiting for a free worker is bounded
+  too (``acquire_timeout_seconds``). Nothing waits forever.
+- ``JudgePoolActor`` runs one ``JudgePool`` as a named async Ray actor, so several
+  reward processes (veRL's reward-loop workers) share one set of judge workers.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import json
+import logging
+import time
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import ray
+from ray.exceptions import RayActorError, RayTaskError
+
+from codefu_trainer.reward_config import WorkerConfig
+from codefu_trainer.reward_rules import DEADLINE, JUDGE_ERROR, WORKER_LOST, JudgeSummary, summarize
+
+__all__ = ["JobOutcome", "JudgeJob", "JudgePool", "JudgePoolActor", "JudgeWorker", "plan_workers"]
+
+log = logging.getLogger(__name__)
+
+# A tiny share of the judge resource: a worker needs the marker on its node, not a unit of it.
+_RESOURCE_SHARE = 0.001
+
+
+@dataclass(frozen=True)
+class JudgeJob:
+    """One response to judge. ``tests`` is a list of (input, output) pairs or a Ray ObjectRef to one."""
+
+    source: str
+    tests: Any
+    time_seconds: float
+    memory_bytes: int
+    checker: str
+    stop_on_first_failure: bool
+    deadline_seconds: float
+
+
+@dataclass
+class JobOutcome:
+    """What became of a job: a summary, or a failure verdict with its reason."""
+
+    summary: JudgeSummary | None
+    failure: str | None = None
+    detail: str = ""
+    attempts: int = 0
+    node_id: str = ""
+
+
+@dataclass
+class _Worker:
+    handle: Any
+    node_id: str
+    key: str
+    started: float = field(default_factory=time.monotonic)
+
+
+class JudgeWorker:
+    """A judge on one node (Ray actor body; wrapped with ``ray.remote`` by the pool)."""
+
+    def __init__(self, cache_dir: str | None) -> None:
+        from codefu_sandbox import Judge
+
+        self._judge = Judge(cache_dir=Path(cache_dir) if cache_dir else None)
+        self._node_id = ray.get_runtime_context().get_node_id()
+
+    def ready(self) -> str:
+        """The node this worker runs on (answers once the actor has started)."""
+        return self._node_id
+
+    def judge(
+        self,
+        source: str,
+        tests: Sequence[tuple[str, str]],
+        time_seconds: float,
+        memory_bytes: int,
+        checker: str,
+        stop_on_first_failure: bool,
+    ) -> JudgeSummary:
+        from codefu_sandbox import Limits, TestCase
+
+        cases = [TestCase(input=i, output=o) for i, o in tests]
+        report = self._judge.judge(
+            source,
+            cases,
+            Limits(time_seconds=time_seconds, memory_bytes=memory_bytes),
+            checker=checker,
+            stop_on_first_failure=stop_on_first_failure,
+        )
+        return summarize(report, node_id=self._node_id)
+
+
+def _alive_nodes() -> list[dict[str, Any]]:
+    return [n for n in ray.nodes() if n.get("Alive") and n.get("Resources", {}).get("CPU", 0) > 0]
+
+
+def plan_workers(config: WorkerConfig) -> dict[str | None, int]:
+    """How many workers to run on which node: {node_id: count}; key None = anywhere.
+
+    Nodes with the ``config.resource`` custom resource get one worker per
+    ``cpus_per_worker`` of their CPUs. Without such nodes, the cluster's available CPUs are
+    used (key None, spread). ``num_workers`` caps the total.
+    """
+    nodes = _alive_nodes()
+    judge_nodes = [n for n in nodes if n["Resources"].get(config.resource, 0) > 0]
+    plan: dict[str | None, int] = {}
+    if judge_nodes:
+        for n in sorted(judge_nodes, key=lambda n: n["NodeID"]):
+            plan[n["NodeID"]] = max(1, int(n["Resources"]["CPU"] // config.cpus_per_worker))
+    else:
+        available = ray.available_resources().get("CPU", 0.0)
+        plan[None] = max(1, int(available // config.cpus_per_worker))
+    if config.num_workers is not None:
+        cap = max(1, config.num_workers)
+        capped: dict[str | None, int] = dict.fromkeys(plan, 0)
+        keys = list(plan)
+        i = 0
+        while sum(capped.values()) < min(cap, sum(plan.values())):
+            key = keys[i % len(keys)]
+            if capped[key] < plan[key]:
+                capped[key] += 1
+            i += 1
+        plan = {k: v for k, v in capped.items() if v > 0}
+    return plan
+
+
+class JudgePool:
+    """Async dispatcher over judge workers (see the module docstring)."""
+
+    def __init__(self, config: WorkerConfig) -> None:
+        self._config = config
+        self._workers: dict[str, _Worker] = {}
+        self._idle: asyncio.Queue[str] = asyncio.Queue()
+        self._plan: dict[str | None, int] = {}
+        self._started = False
+        self._start_lock = asyncio.Lock()
+        self._replenishing: asyncio.Task[None] | None = None
+        self._counter = 0
+        self._remote_worker = ray.remote(JudgeWorker)
+        self.stats: dict[str, int] = {
+            "jobs": 0,
+            "completed": 0,
+            "retries": 0,
+            "deadlines": 0,
+            "workers_lost": 0,
+        }
+
+    # Workers ---------------------------------------------------------------------------
+
+    def _new_handle(self, node_id: str | None) -> tuple[Any, str]:
+        from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+        self._counter += 1
+        key = f"w{self._counter}"
+        options: dict[str, Any] = {
+            "num_cpus": self._config.cpus_per_worker,
+            "max_restarts": 0,
+            "max_concurrency": 1,
+        }
+        if node_id is not None:
+            options["scheduling_strategy"] = NodeAffinitySchedulingStrategy(node_id, soft=False)
+            options["resources"] = {self._config.resource: _RESOURCE_SHARE}
+        else:
+            options["scheduling_strategy"] = "SPREAD"
+        return self._remote_worker.options(**options).remote(self._config.cache_dir), key
+
+    async def _start_workers(self, wanted: dict[str | None, int]) -> int:
+        """Start workers and wait (bounded) until they answer; returns how many started."""
+        pending: list[tuple[Any, str]] = []
+        for node_id, count in wanted.items():
+            pending.extend(self._new_handle(node_id) for _ in range(count))
+        if not pending:
+            return 0
+        futures = [asyncio.ensure_future(_await_ref(h.ready.remote())) for h, _ in pending]
+        await asyncio.wait(futures, timeout=self._config.start_timeout_seconds)
+        started = 0
+        for (handle, key), fut in zip(pending, futures, strict=True):
+            node = None
+            if fut.done() and not fut.cancelled() and fut.exception() is None:
+                node = str(fut.result())
+            else:
+                fut.cancel()
+            if node is None:
+                log.warning("judge worker %s did not start in time; giving it up", key)
+                with contextlib.suppress(Exception):
+                    ray.kill(handle, no_restart=True)
+                continue
+            self._workers[key] = _Worker(handle=handle, node_id=node, key=key)
+            self._idle.put_nowait(key)
+            started += 1
+        return started
+
+    async def start(self) -> None:
+        """Plan and start the workers; raises when none can start."""
+        async with self._start_lock:
+            if self._started:
+                return
+            self._plan = plan_workers(self._config)
+            started = await self._start_workers(self._plan)
+            if started == 0:
+                raise RuntimeError(
+                    "No judge worker could start: check that the Ray cluster has alive nodes "
+                    f"with free CPUs (and the '{self._config.resource}' resource on judge nodes)."
+                )
+            self._started = True
+
+    def _drop(self, key: str, kill: bool) -> None:
+        worker = self._workers.pop(key, None)
+        if worker is not None and kill:
+            ray.kill(worker.handle, no_restart=True)
+        if self._replenishing is None or self._replenishing.done():
+            self._replenishing = asyncio.ensure_future(self._replenish())
+
+    async def _replenish(self) -> None:
+        """Start workers that are missing from the plan, on nodes still alive."""
+        await asyncio.sleep(0.5)  # let node deaths reach the GCS before looking
+        alive = {n["NodeID"] for n in _alive_nodes()}
+        for key, worker in list(self._workers.items()):
+            if worker.node_id not in alive:
+                self._workers.pop(key, None)
+        wanted: dict[str | None, int] = {}
+        for node_id, count in self._plan.items():
+            if node_id is None:
+                have = len(self._workers)
+                free = int(
+                    ray.available_resources().get("CPU", 0.0) // self._config.cpus_per_worker
+                )
+                missing = min(count - have, free)
+            elif node_id in alive:
+                have = sum(1 for w in self._workers.values() if w.node_id == node_id)
+                missing = count - have
+            else:
+                missing = 0
+            if missing > 0:
+                wanted[node_id] = missing
+        if wanted:
+            await self._start_workers(wanted)
+
+    async def _acquire(self) -> _Worker | None:
+        deadline = time.monotonic() + self._config.acquire_timeout_seconds
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return None
+            try:
+                key = await asyncio.wait_for(self._idle.get(), timeout=remaining)
+            except TimeoutError:
+                return None
+            worker = self._workers.get(key)
+            if worker is not None:
+                return worker
+
+    # Jobs ------------------------------------------------------------------------------
+
+    async def run(self, job: JudgeJob) -> JobOutcome:
+        """Judge one job on some worker; always returns (bounded by deadline and retries)."""
+        await self.start()
+        self.stats["jobs"] += 1
+        attempts = 0
+        while True:
+            worker = await self._acquire()
+            if worker is None:
+                return JobOutcome(
+                    None, JUDGE_ERROR, "no judge worker became free in time", attempts
+                )
+            attempts += 1
+            ref = worker.handle.judge.remote(
+                job.source,
+                job.tests,
+                job.time_seconds,
+                job.memory_bytes,
+                job.checker,
+                job.stop_on_first_failure,
+            )
+            try:
+                summary = await asyncio.wait_for(_await_ref(ref), timeout=job.deadline_seconds)
+            except TimeoutError:
+                self.stats["deadlines"] += 1
+                log.warning(
+                    "judge job passed its %.1f s deadline on %s; replacing the worker",
+                    job.deadline_seconds,
+                    worker.key,
+                )
+                self._drop(worker.key, kill=True)
+                return JobOutcome(
+                    None,
+                    DEADLINE,
+                    f"no answer within {job.deadline_seconds:.1f} s",
+                    attempts,
+                    worker.node_id,
+                )
+            except RayActorError as e:
+                self.stats["workers_lost"] += 1
+                self._drop(worker.key, kill=False)
+                if attempts > self._config.max_retries:
+                    return JobOutcome(None, WORKER_LOST, str(e)[:500], attempts, worker.node_id)
+                self.stats["retries"] += 1
+                log.warning(
+                    "judge worker %s died (%s); retrying elsewhere", worker.key, type(e).__name__
+                )
+                continue
+            except RayTaskError as e:
+                # The judge itself raised: deterministic, so not retried.
+                self._idle.put_nowait(worker.key)
+                return JobOutcome(None, JUDGE_ERROR, str(e)[-2000:], attempts, worker.node_id)
+            self._idle.put_nowait(worker.key)
+            self.stats["completed"] += 1
+            return JobOutcome(summary, None, "", attempts, summary.node_id)
+
+    async def run_many(self, jobs: Sequence[JudgeJob]) -> list[JobOutcome]:
+        return list(await asyncio.gather(*(self.run(job) for job in jobs)))
+
+    def workers(self) -> dict[str, str]:
+        """Live workers: key → node id."""
+        return {key: w.node_id for key, w in self._workers.items()}
+
+    def shutdown(self) -> None:
+        for key in list(self._workers):
+            worker = self._workers.pop(key)
+            with contextlib.suppress(Exception):
+                ray.kill(worker.handle, no_restart=True)
+
+
+async def _await_ref(ref: Any) -> Any:
+    return await ref
+
+
+class JudgePoolActor:
+    """A ``JudgePool`` in a named async Ray actor, shared by every reward process."""
+
+    def __init__(self, worker_config: dict[str, Any]) -> None:
+        self._pool = JudgePool(WorkerConfig(**worker_config))
+
+    async def run_many(self, jobs: list[JudgeJob]) -> list[JobOutcome]:
+        return await self._pool.run_many(jobs)
+
+    async def workers(self) -> dict[str, str]:
+        await self._pool.start()
+        return self._pool.workers()
+
+    def stats(self) -> dict[str, int]:
+        return dict(self._pool.stats)
+
+    def shutdown(self) -> None:
+        self._pool.shutdown()
+
+
+def pool_actor(config: WorkerConfig) -> Any:
+    """The shared pool actor for ``config`` (created on this node when missing)."""
+    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+    settings = asdict(config)
+    digest = hashlib.sha1(json.dumps(settings, sort_keys=True).encode()).hexdigest()[:10]
+    name = f"{config.pool_name}-{digest}"
+    return (
+        ray.remote(JudgePoolActor)
+        .options(
+            name=name,
+            get_if_exists=True,
+            num_cpus=0,
+            max_concurrency=10_000,
+            max_restarts=0,
+            scheduling_strategy=NodeAffinitySchedulingStrategy(
+                ray.get_runtime_context().get_node_id(), soft=True
+            ),
+        )
+        .remote(settings)
+    )

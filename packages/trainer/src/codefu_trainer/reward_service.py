@@ -1,0 +1,247 @@
+"""RewardService (Contract 4): responses + ground truths → reward dicts, judged on Ray.
+
+    svc = RewardService(RewardConfig(), address=None)   # joins Ray, or starts it locally
+    results = svc.score(responses, ground_truths)       # blocking, bounded by deadlines
+    results = await svc.score_async(responses, ground_truths)
+    svc.close()
+
+Every result dict has the keys ``reward_rules.RESULT_KEYS``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import ray
+from ray.exceptions import RayActorError
+
+from codefu_trainer.extract import extract_code
+from codefu_trainer.judge_pool import JobOutcome, JudgeJob, pool_actor
+from codefu_trainer.reward_config import RewardConfig, RewardMode, reward_config_from
+from codefu_trainer.reward_rules import JUDGE_ERROR, RewardResult, score_report
+
+__all__ = ["Problem", "RewardService", "ScoredResponse", "problem_from_ground_truth"]
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Problem:
+    """What judging needs from a ground truth (DESIGN §4)."""
+
+    name: str
+    tests: tuple[tuple[str, str], ...]
+    time_seconds: float
+    memory_bytes: int
+
+
+def _pairs(block: Any, where: str) -> list[tuple[str, str]]:
+    if block is None:
+        return []
+    if not isinstance(block, Mapping) or "input" not in block or "output" not in block:
+        raise ValueError(f"{where} must be a mapping with 'input' and 'output' lists")
+    inputs, outputs = list(block["input"]), list(block["output"])
+    if len(inputs) != len(outputs):
+        raise ValueError(f"{where} has {len(inputs)} inputs but {len(outputs)} outputs")
+    return [(str(i), str(o)) for i, o in zip(inputs, outputs, strict=True)]
+
+
+def problem_from_ground_truth(ground_truth: Any, config: RewardConfig) -> Problem:
+    """Read a processed row's ``reward_model.ground_truth`` (a mapping or its JSON text)."""
+    gt = json.loads(ground_truth) if isinstance(ground_truth, str | bytes) else ground_truth
+    if not isinstance(gt, Mapping):
+        raise ValueError(f"ground truth must be a mapping, got {type(gt).__name__}")
+    name = str(gt.get("name") or "?")
+    tests = _pairs(gt.get("private_tests"), f"{name}: private_tests")
+    if config.include_public_tests:
+        tests += _pairs(gt.get("public_tests"), f"{name}: public_tests")
+    limit = gt.get("time_limit")
+    seconds = 0.0
+    if isinstance(limit, Mapping):
+        seconds = float(limit.get("seconds") or 0) + float(limit.get("nanos") or 0) / 1e9
+    elif isinstance(limit, int | float):
+        seconds = float(limit)
+    if seconds <= 0:
+        seconds = config.default_time_limit_seconds
+    memory = int(gt.get("memory_limit_bytes") or 0) or config.default_memory_limit_bytes
+    return Problem(name, tuple(tests), seconds * config.time_limit_scale, memory)
+
+
+def deadline_seconds(problem: Problem, config: RewardConfig) -> float:
+    """Compile allowance + per test (limit × wall factor + overhead) + slack, capped."""
+    d = config.deadline
+    per_test = problem.time_seconds * d.wall_factor + d.per_test_overhead_seconds
+    return min(d.max_seconds, d.compile_seconds + len(problem.tests) * per_test + d.slack_seconds)
+
+
+@dataclass(frozen=True)
+class ScoredResponse:
+    """A reward and how it came about (node, attempts, failure detail)."""
+
+    result: RewardResult
+    outcome: JobOutcome | None
+
+
+class RewardService:
+    """Scores responses against ground truths on a Ray cluster (see the module docstring)."""
+
+    def __init__(self, config: RewardConfig | Mapping[str, Any] | None = None, address: str | None = None):
+        self.config = reward_config_from(config)
+        self._started_ray = False
+        if not ray.is_initialized():
+            ray.init(address=address, ignore_reinit_error=True, log_to_driver=False)
+            self._started_ray = True
+        self._pool: Any = pool_actor(self.config.worker)
+
+    # Preparation -----------------------------------------------------------------------
+
+    def _jobs(
+        self, responses: Sequence[str], ground_truths: Sequence[Any]
+    ) -> tuple[list[ScoredResponse | None], list[tuple[int, JudgeJob]]]:
+        if len(responses) != len(ground_truths):
+            raise ValueError(
+                f"{len(responses)} responses but {len(ground_truths)} ground truths: pass one per response"
+            )
+        cfg = self.config
+        done: list[ScoredResponse | None] = [None] * len(responses)
+        jobs: list[tuple[int, JudgeJob]] = []
+        refs: dict[tuple[str, int, int], Any] = {}
+        for i, (text, gt) in enumerate(zip(responses, ground_truths, strict=True)):
+            code = extract_code(text)
+            if code is None:
+                done[i] = ScoredResponse(score_report(None, cfg, has_code=False), None)
+                continue
+            try:
+                problem = problem_from_ground_truth(gt, cfg)
+            except (ValueError, TypeError, json.JSONDecodeError) as e:
+                log.error("unusable ground truth for response %d: %s", i, e)
+                done[i] = ScoredResponse(score_report(None, cfg, failure=JUDGE_ERROR), None)
+                continue
+            if not problem.tests:
+                done[i] = ScoredResponse(score_report(None, cfg, failure=JUDGE_ERROR), None)
+                continue
+            key = (problem.name, len(problem.tests), sum(len(a) + len(b) for a, b in problem.tests))
+            if key not in refs:
+                # One copy of a problem's tests in the object store, shared by its GRPO group.
+                refs[key] = ray.put(list(problem.tests))
+            jobs.append(
+                (
+                    i,
+                    JudgeJob(
+                        source=code,
+                        tests=refs[key],
+                        time_seconds=problem.time_seconds,
+                        memory_bytes=problem.memory_bytes,
+                        checker=cfg.checker,
+                        stop_on_first_failure=cfg.mode is RewardMode.all_or_nothing,
+                        deadline_seconds=deadline_seconds(problem, cfg),
+                    ),
+                )
+            )
+        return done, jobs
+
+    def _finish(
+        self,
+        done: list[ScoredResponse | None],
+        jobs: list[tuple[int, JudgeJob]],
+        outcomes: Sequence[JobOutcome],
+    ) -> list[ScoredResponse]:
+        for (i, _), outcome in zip(jobs, outcomes, strict=True):
+            result = score_report(outcome.summary, self.config, failure=outcome.failure)
+            done[i] = ScoredResponse(result, outcome)
+        assert all(d is not None for d in done)
+        return [d for d in done if d is not None]
+
+    def _backstop(self, jobs: list[tuple[int, JudgeJob]]) -> float:
+        """An outer bound on one batch; the pool bounds each job well inside it."""
+        longest = max((job.deadline_seconds for _, job in jobs), default=0.0)
+        worker = self.config.worker
+        return worker.acquire_timeout_seconds + worker.start_timeout_seconds + 2 * longest + 60
+
+    def _failed(self, jobs: list[tuple[int, JudgeJob]], why: str) -> list[JobOutcome]:
+        return [JobOutcome(None, JUDGE_ERROR, why) for _ in jobs]
+
+    # Scoring ---------------------------------------------------------------------------
+
+    def score_detailed(
+        self, responses: Sequence[str], ground_truths: Sequence[Any]
+    ) -> list[ScoredResponse]:
+        """Like ``score`` with the judge outcome (node, attempts, failure) of each response."""
+        done, jobs = self._jobs(responses, ground_truths)
+        outcomes: list[JobOutcome] = []
+        if jobs:
+            payload = [job for _, job in jobs]
+            for attempt in range(2):
+                try:
+                    outcomes = ray.get(self._pool.run_many.remote(payload), timeout=self._backstop(jobs))
+                    break
+                except RayActorError:
+                    if attempt == 1:
+                        outcomes = self._failed(jobs, "the judge pool died twice")
+                        break
+                    log.warning("the judge pool actor died; starting a new one")
+                    self._pool = pool_actor(self.config.worker)
+                except ray.exceptions.GetTimeoutError:
+                    outcomes = self._failed(jobs, "the judge pool did not answer in time")
+                    break
+        return self._finish(done, jobs, outcomes)
+
+    async def score_detailed_async(
+        self, responses: Sequence[str], ground_truths: Sequence[Any]
+    ) -> list[ScoredResponse]:
+        done, jobs = self._jobs(responses, ground_truths)
+        outcomes: list[JobOutcome] = []
+        if jobs:
+            payload = [job for _, job in jobs]
+            for attempt in range(2):
+                try:
+                    outcomes = await asyncio.wait_for(
+                        _await(self._pool.run_many.remote(payload)), timeout=self._backstop(jobs)
+                    )
+                    break
+                except RayActorError:
+                    if attempt == 1:
+                        outcomes = self._failed(jobs, "the judge pool died twice")
+                        break
+                    self._pool = pool_actor(self.config.worker)
+                except TimeoutError:
+                    outcomes = self._failed(jobs, "the judge pool did not answer in time")
+                    break
+        return self._finish(done, jobs, outcomes)
+
+    def score(self, responses: Sequence[str], ground_truths: Sequence[Any]) -> list[dict[str, Any]]:
+        """Reward dicts, one per response, in order (blocking)."""
+        return [s.result.to_dict() for s in self.score_detailed(responses, ground_truths)]
+
+    async def score_async(
+        self, responses: Sequence[str], ground_truths: Sequence[Any]
+    ) -> list[dict[str, Any]]:
+        """Reward dicts, one per response, in order (awaits Ray without blocking the loop)."""
+        scored = await self.score_detailed_async(responses, ground_truths)
+        return [s.result.to_dict() for s in scored]
+
+    def workers(self) -> dict[str, str]:
+        """The pool's live judge workers: key → node id (starts them if needed)."""
+        return dict(ray.get(self._pool.workers.remote(), timeout=self._backstop([])))
+
+    def stats(self) -> dict[str, int]:
+        return dict(ray.get(self._pool.stats.remote(), timeout=60))
+
+    def close(self) -> None:
+        """Stop the judge workers and the pool; shut Ray down if this service started it."""
+        try:
+            ray.get(self._pool.shutdown.remote(), timeout=60)
+            ray.kill(self._pool, no_restart=True)
+        except Exception as e:  # a pool already gone is fine
+            log.debug("closing the judge pool: %s", e)
+        if self._started_ray:
+            ray.shutdown()
+
+
+async def _await(ref: Any) -> Any:
+    return await ref

@@ -1,0 +1,50 @@
+"""Small synthetic problems and C++ responses with known verdicts, for reward tests."""
+
+from __future__ import annotations
+
+from typing import Any
+
+SUM_PROGRAM = (
+    "#include <bits/stdc++.h>\n"
+    "int main() { long long a, b; std::cin >> a >> b; std::cout << a + b << '\\n'; }\n"
+)
+DIFF_PROGRAM = (  # wrong except when b == 0
+    "#include <bits/stdc++.h>\n"
+    "int main() { long long a, b; std::cin >> a >> b; std::cout << a - b << '\\n'; }\n"
+)
+COMPILE_ERROR_PROGRAM = "#include <bits/stdc++.h>\nint main() { this is not c++ }\n"
+SLEEP_PROGRAM = (
+    "#include <bits/stdc++.h>\n#include <unistd.h>\n"
+    "int main() { for (;;) sleep(1000); }\n"
+)
+SPIN_PROGRAM = "int main() { volatile unsigned long x = 0; for (;;) x = x + 1; }\n"
+# Busy for about `ms` milliseconds of CPU, then answers a + b correctly.
+SLOW_SUM_PROGRAM = (
+    "#include <bits/stdc++.h>\n"
+    "int main() { auto t = std::clock(); volatile unsigned long x = 0;\n"
+    "  while (std::clock() - t < CLOCKS_PER_SEC / 4) x = x + 1;\n"
+    "  long long a, b; std::cin >> a >> b; std::cout << a + b << '\\n'; }\n"
+)
+
+
+def sum_ground_truth(
+    name: str = "sum", n_private: int = 4, seconds: float = 1.0, public: int = 1
+) -> dict[str, Any]:
+    """A processed-row ground truth (DESIGN §4) for 'print a + b'; test 0 has b == 0."""
+    pairs = [(i * 7, 0 if i == 0 else i + 1) for i in range(n_private)]
+    return {
+        "name": name,
+        "cf_rating": 800,
+        "time_limit": {"seconds": seconds, "nanos": 0},
+        "memory_limit_bytes": 256 * 1024 * 1024,
+        "public_tests": {"input": ["1 2\n"] * public, "output": ["3\n"] * public},
+        "private_tests": {
+            "input": [f"{a} {b}\n" for a, b in pairs],
+            "output": [f"{a + b}\n" for a, b in pairs],
+        },
+    }
+
+
+def respond(code: str, tag: str = "cpp") -> str:
+    """A model-like response: reasoning, then the answer in a fenced block."""
+    return f"<think>\nLet me think.\n```cpp\nint main() {{}}\n```\n</think>\nHere:\n```{tag}\n{code}```\n"
