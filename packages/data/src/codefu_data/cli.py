@@ -71,8 +71,9 @@ def compose_config(config_dir: str | None, overrides: Sequence[str]) -> DataConf
             cfg = compose(config_name="prepare", overrides=fixed)
     except (HydraException, OmegaConfBaseException) as exc:
         options = sorted(p.stem for p in (directory / "data").glob("*.yaml"))
+        detail = str(exc) + (f" ({exc.__cause__})" if exc.__cause__ else "")
         raise DataError(
-            f"invalid override(s) {' '.join(overrides)}: {exc}\n"
+            f"invalid override(s) {' '.join(overrides)}: {detail}\n"
             f"Valid keys: {', '.join(valid_keys())}\n"
             f"Options for data=: {', '.join(options)}"
         ) from exc

@@ -64,9 +64,13 @@ class PrepareResult:
 
 
 def config_digest(cfg: DataConfig) -> tuple[dict[str, Any], str]:
-    """The config that decides the output (no out_dir/force/workers) and its sha256."""
+    """The config that decides the output and its sha256.
+
+    Leaves out what does not change the files: where they go, `force`, the judge's worker
+    count, and `tier` (prepare writes every tier; `tier` only picks the one training reads).
+    """
     values = dataclasses.asdict(cfg)
-    for key in ("out_dir", "force", "validate_workers"):
+    for key in ("out_dir", "force", "validate_workers", "tier"):
         values.pop(key)
     text = json.dumps(values, sort_keys=True)
     return values, hashlib.sha256(f"{__version__}\n{text}".encode()).hexdigest()

@@ -48,9 +48,9 @@ class SyntheticSpec:
 
 
 def split_sizes(total: int) -> dict[str, int]:
-    """CodeContests' proportions (13,328 / 117 / 165), at least one problem in each split."""
+    """CodeContests' proportions (13,328 / 117 / 165), at least one problem per split (two in test)."""
     valid = max(1, round(total * 117 / 13610))
-    test = max(1, round(total * 165 / 13610))
+    test = max(2, round(total * 165 / 13610))
     return {"train": max(1, total - valid - test), "valid": valid, "test": test}
 
 
