@@ -49,7 +49,9 @@ HERE = Path(__file__).resolve().parent
 PROBLEMS = HERE / "problems"
 OUT_DIR = HERE.parent / "src" / "codefu_data" / "sample" / "data"
 SPLITS = ("train", "valid", "test")
-CACHE = Path(os.environ.get("CODEFU_SAMPLE_BUILD_CACHE", Path(tempfile.gettempdir()) / "codefu-sample-build"))
+CACHE = Path(
+    os.environ.get("CODEFU_SAMPLE_BUILD_CACHE", Path(tempfile.gettempdir()) / "codefu-sample-build")
+)
 CXX = ["g++", "-O2", "-std=c++17", "-pipe"]
 LANG_CPP = 2  # CodeContests language enum: 0 unknown, 1 Python 2, 2 C++, 3 Python 3, 4 Java
 FLOAT_TOKEN = re.compile(r"^[+-]?(\d+\.\d*|\.\d+|\d+(\.\d*)?[eE][+-]?\d+)$")
@@ -128,7 +130,9 @@ def compile_cpp(src: Path) -> Path:
         return exe
     CACHE.mkdir(parents=True, exist_ok=True)
     tmp = exe.with_suffix(f".tmp{os.getpid()}.{threading.get_ident()}")
-    r = subprocess.run([*CXX, "-o", str(tmp), str(src)], capture_output=True, text=True, check=False)
+    r = subprocess.run(
+        [*CXX, "-o", str(tmp), str(src)], capture_output=True, text=True, check=False
+    )
     if r.returncode != 0:
         raise BuildError(f"{src}: compilation failed:\n{r.stderr[-2000:]}")
     tmp.replace(exe)
@@ -167,9 +171,7 @@ def run_exe(exe: Path, data: str, kill_after: float) -> RunResult:
         wall = time.monotonic() - start
         fout.seek(0)
         text = fout.read().decode(errors="replace")
-    return RunResult(
-        text, usage.ru_utime + usage.ru_stime, wall, proc.returncode, killed.is_set()
-    )
+    return RunResult(text, usage.ru_utime + usage.ru_stime, wall, proc.returncode, killed.is_set())
 
 
 def _tokens_equal(expected: str, got: str) -> bool:
@@ -193,7 +195,9 @@ def _tokens_equal(expected: str, got: str) -> bool:
 
 def load_gen(p: Problem) -> Any:
     """Import the problem's ``gen.py`` as a module."""
-    spec = importlib.util.spec_from_file_location(f"gen_{p.slug.replace('-', '_')}", p.path / "gen.py")
+    spec = importlib.util.spec_from_file_location(
+        f"gen_{p.slug.replace('-', '_')}", p.path / "gen.py"
+    )
     assert spec is not None and spec.loader is not None
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
@@ -212,21 +216,29 @@ def build_problem(p: Problem) -> Problem:
     p.tests = {k: list(tests.get(k, [])) for k in ("public", "private", "generated")}
     if not p.tests["public"]:
         raise BuildError(f"{p.slug}: gen.py must return at least one public test")
-    want_private = not p.meta.get("flaw") == "no_private_tests"
+    want_private = p.meta.get("flaw") != "no_private_tests"
     if want_private and not 5 <= len(p.tests["private"]) <= 20:
-        raise BuildError(f"{p.slug}: gen.py returned {len(p.tests['private'])} private tests; need 5-20")
+        raise BuildError(
+            f"{p.slug}: gen.py returned {len(p.tests['private'])} private tests; need 5-20"
+        )
     checker = getattr(gen, "check", None)
     tl = p.time_limit
     ref = compile_cpp(p.path / "ref.cpp")
-    all_inputs = [(k, i, s) for k in ("public", "private", "generated") for i, s in enumerate(p.tests[k])]
+    all_inputs = [
+        (k, i, s) for k in ("public", "private", "generated") for i, s in enumerate(p.tests[k])
+    ]
     outs: dict[str, list[str]] = {k: [""] * len(v) for k, v in p.tests.items()}
     worst = 0.0
     for kind, i, inp in all_inputs:
         r = run_exe(ref, inp, kill_after=max(3 * tl, tl + 2))
         if r.exit_code != 0 or r.killed:
-            raise BuildError(f"{p.slug}: ref.cpp exit {r.exit_code} (killed={r.killed}) on {kind} #{i}")
+            raise BuildError(
+                f"{p.slug}: ref.cpp exit {r.exit_code} (killed={r.killed}) on {kind} #{i}"
+            )
         if r.cpu > tl:
-            raise BuildError(f"{p.slug}: ref.cpp took {r.cpu:.2f}s CPU > limit {tl}s on {kind} #{i}")
+            raise BuildError(
+                f"{p.slug}: ref.cpp took {r.cpu:.2f}s CPU > limit {tl}s on {kind} #{i}"
+            )
         if checker is not None and not checker(inp, r.stdout):
             raise BuildError(f"{p.slug}: ref.cpp output rejected by gen.check on {kind} #{i}")
         worst = max(worst, r.cpu)
@@ -239,7 +251,7 @@ def build_problem(p: Problem) -> Problem:
         for i, (inp, out) in enumerate(zip(p.tests["public"], outs["public"], strict=True)):
             if normalize(inp) not in desc or normalize(out) not in desc:
                 raise BuildError(
-                    f"{p.slug}: public test #{i} (input or ref output) is not shown in statement.md;"
+                    f"{p.slug}: public test #{i} (input or ref output) is not in statement.md;"
                     f" ref output was:\n{out}"
                 )
     for src in sorted(p.path.glob("*.cpp")):
@@ -264,7 +276,9 @@ def build_problem(p: Problem) -> Problem:
         if accepted and failure:
             raise BuildError(f"{p.slug}: accepted solution {src.name} fails: {failure}")
         if not accepted and not failure:
-            raise BuildError(f"{p.slug}: incorrect solution {src.name} passes every test; add a test it fails")
+            raise BuildError(
+                f"{p.slug}: incorrect solution {src.name} passes every test; add a test it fails"
+            )
         p.log.append(f"{src.name}: {'AC' if accepted else failure}")
     return p
 
@@ -318,8 +332,17 @@ def to_rows(p: Problem) -> list[tuple[str, dict[str, Any]]]:
     rows = [(m["split"], row)]
     dup = m.get("duplicate_as")
     if dup:  # deliberate cross-split duplicate: same statement and tests, another name
-        rows.append((dup["split"], {**row, "name": dup["name"], "cf_contest_id": dup["cf_contest_id"],
-                                    "cf_index": dup["cf_index"]}))
+        rows.append(
+            (
+                dup["split"],
+                {
+                    **row,
+                    "name": dup["name"],
+                    "cf_contest_id": dup["cf_contest_id"],
+                    "cf_index": dup["cf_index"],
+                },
+            )
+        )
     return rows
 
 
@@ -335,17 +358,29 @@ def write_shards(problems: list[Problem], out_dir: Path) -> dict[str, int]:
         rows.sort(key=lambda r: r["name"])
         table = pa.Table.from_pylist(rows, schema=SCHEMA)
         path = out_dir / f"{split}-00000-of-00001.parquet"
-        pq.write_table(table, path, compression="zstd", compression_level=9, row_group_size=ROW_GROUP_SIZE,
-                       write_statistics=False, store_schema=True)
+        pq.write_table(
+            table,
+            path,
+            compression="zstd",
+            compression_level=9,
+            row_group_size=ROW_GROUP_SIZE,
+            write_statistics=False,
+            store_schema=True,
+        )
         counts[split] = len(rows)
     return counts
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--check", action="store_true",
-                    help="rebuild into a temp dir and verify byte-identity with the committed shards")
-    ap.add_argument("--only", action="append", help="verify only this problem (repeatable); writes nothing")
+    ap.add_argument(
+        "--check",
+        action="store_true",
+        help="rebuild into a temp dir and verify byte-identity with the committed shards",
+    )
+    ap.add_argument(
+        "--only", action="append", help="verify only this problem (repeatable); writes nothing"
+    )
     ap.add_argument("--jobs", type=int, default=max(1, min(2, os.cpu_count() or 1)))
     args = ap.parse_args(argv)
     if shutil.which("g++") is None:
@@ -360,8 +395,12 @@ def main(argv: list[str] | None = None) -> int:
             p = futs[fut]
             try:
                 fut.result()
-                print(f"ok   {p.slug}: {len(p.tests['public'])} public, {len(p.tests['private'])} private,"
-                      f" {len(p.tests['generated'])} generated; " + "; ".join(p.log), flush=True)
+                print(
+                    f"ok   {p.slug}: {len(p.tests['public'])} public,"
+                    f" {len(p.tests['private'])} private,"
+                    f" {len(p.tests['generated'])} generated; " + "; ".join(p.log),
+                    flush=True,
+                )
             except BuildError as e:
                 errors.append(str(e))
                 print(f"FAIL {e}", flush=True)
@@ -374,13 +413,18 @@ def main(argv: list[str] | None = None) -> int:
     if args.check:
         with tempfile.TemporaryDirectory() as tmp:
             counts = write_shards(problems, Path(tmp))
-            bad = [s for s in SPLITS
-                   if not (OUT_DIR / f"{s}-00000-of-00001.parquet").exists()
-                   or (Path(tmp) / f"{s}-00000-of-00001.parquet").read_bytes()
-                   != (OUT_DIR / f"{s}-00000-of-00001.parquet").read_bytes()]
+            bad = [
+                s
+                for s in SPLITS
+                if not (OUT_DIR / f"{s}-00000-of-00001.parquet").exists()
+                or (Path(tmp) / f"{s}-00000-of-00001.parquet").read_bytes()
+                != (OUT_DIR / f"{s}-00000-of-00001.parquet").read_bytes()
+            ]
         if bad:
-            print(f"CHECK FAILED: shards for {bad} differ from a fresh build; run build.py and commit.",
-                  file=sys.stderr)
+            print(
+                f"CHECK FAILED: shards {bad} differ from a fresh build; run build.py, commit.",
+                file=sys.stderr,
+            )
             return 1
         print(f"check ok: rebuilt shards are byte-identical ({counts})")
         return 0

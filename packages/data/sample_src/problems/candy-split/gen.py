@@ -13,4 +13,6 @@ def generate(rng: random.Random) -> dict[str, list[str]]:
             hi = 20 if k < 4 else 10**9
             ns = [rng.randint(1, hi) for _ in range(rng.randint(1, 300))]
         private.append(f"{len(ns)}\n" + "\n".join(map(str, ns)) + "\n")
-    return {"public": public, "private": private}
+    # generated tests: mutations of the public example (as in CodeContests)
+    generated = [f"3\n{8 + d}\n{max(1, 2 + d)}\n{7 + d}\n" for d in (-1, 1, 2)]
+    return {"public": public, "private": private, "generated": generated}

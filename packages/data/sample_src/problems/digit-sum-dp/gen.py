@@ -5,7 +5,14 @@ import random
 
 def generate(rng: random.Random) -> dict[str, list[str]]:
     public = ["1 20 5\n", "100 100 1\n"]
-    cases = [(1, 1, 1), (5, 5, 5), (19, 19, 10), (1, 10**18, 1), (1, 10**18, 200), (999999999999999999, 10**18, 9)]
+    cases = [
+        (1, 1, 1),
+        (5, 5, 5),
+        (19, 19, 10),
+        (1, 10**18, 1),
+        (1, 10**18, 200),
+        (999999999999999999, 10**18, 9),
+    ]
     for k in range(5):
         lo = rng.randint(1, 10**3 if k < 2 else 10**18)
         hi = rng.randint(lo, min(10**18, lo * 10 + 1000))

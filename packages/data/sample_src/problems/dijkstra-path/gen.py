@@ -15,5 +15,9 @@ def generate(rng: random.Random) -> dict[str, list[str]]:
         n = rng.randint(2, 8 if k < 2 else 3000)
         m = rng.randint(0, 3 * n)
         wmax = 20 if k % 2 else 10**9
-        private.append(_case(n, [(rng.randint(1, n), rng.randint(1, n), rng.randint(1, wmax)) for _ in range(m)]))
+        private.append(
+            _case(
+                n, [(rng.randint(1, n), rng.randint(1, n), rng.randint(1, wmax)) for _ in range(m)]
+            )
+        )
     return {"public": public, "private": private}

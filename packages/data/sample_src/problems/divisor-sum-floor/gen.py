@@ -1,4 +1,4 @@
-"""Tests for divisor-sum-floor: small n, perfect squares and n up to 10^12 (linear loop times out)."""
+"""Tests for divisor-sum-floor: small n, squares, n up to 10^12 (a linear loop times out)."""
 
 import random
 

@@ -18,4 +18,5 @@ def generate(rng: random.Random) -> dict[str, list[str]]:
             a = rng.randint(0, hi - 1)
             iv.append((a, rng.randint(a + 1, min(hi, a + 1 + hi // 5))))
         private.append(_case(iv))
-    return {"public": public, "private": private}
+    generated = [_case([(1 + d, 10), (2, 3 + d), (3, 5)]) for d in (0, 1)]
+    return {"public": public, "private": private, "generated": generated}

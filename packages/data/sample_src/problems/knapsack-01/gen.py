@@ -14,5 +14,7 @@ def generate(rng: random.Random) -> dict[str, list[str]]:
         n = rng.randint(1, 10 if k < 2 else 100)
         cap = rng.randint(1, 50 if k < 2 else 100000)
         wmax = max(1, cap // 3)
-        private.append(_case(cap, [(rng.randint(1, wmax), rng.randint(1, 10**9)) for _ in range(n)]))
+        private.append(
+            _case(cap, [(rng.randint(1, wmax), rng.randint(1, 10**9)) for _ in range(n)])
+        )
     return {"public": public, "private": private}

@@ -5,7 +5,7 @@ import random
 
 def _case(rng: random.Random, parent: list[int], q: int) -> str:
     n = len(parent) + 1
-    perm = [1] + rng.sample(range(2, n + 1), n - 1)  # relabel, keeping the capital as 1
+    perm = [1, *rng.sample(range(2, n + 1), n - 1)]  # relabel, keeping the capital as 1
     p = [0] * (n + 1)
     for i, par in enumerate(parent, start=2):
         p[perm[i - 1]] = perm[par - 1]

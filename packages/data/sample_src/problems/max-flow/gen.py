@@ -8,10 +8,22 @@ def _case(n: int, edges: list[tuple[int, int, int]]) -> str:
 
 
 def generate(rng: random.Random) -> dict[str, list[str]]:
-    public = [_case(4, [(1, 2, 3), (1, 3, 2), (2, 3, 5), (2, 4, 2), (3, 4, 3)]), _case(3, [(1, 2, 10)])]
+    public = [
+        _case(4, [(1, 2, 3), (1, 3, 2), (2, 3, 5), (2, 4, 2), (3, 4, 3)]),
+        _case(3, [(1, 2, 10)]),
+    ]
     # The classic trap: the first path 1-2-3-4 blocks both 1-3 and 2-4 unless flow is pushed back.
-    private = [_case(4, [(1, 2, 1), (2, 3, 1), (3, 4, 1), (1, 3, 1), (2, 4, 1)]), _case(2, [(1, 2, 10**9)] * 3)]
-    for n, m, c in [(6, 12, 5), (10, 30, 20), (50, 300, 1000), (200, 2000, 10**9), (500, 5000, 10**6)]:
+    private = [
+        _case(4, [(1, 2, 1), (2, 3, 1), (3, 4, 1), (1, 3, 1), (2, 4, 1)]),
+        _case(2, [(1, 2, 10**9)] * 3),
+    ]
+    for n, m, c in [
+        (6, 12, 5),
+        (10, 30, 20),
+        (50, 300, 1000),
+        (200, 2000, 10**9),
+        (500, 5000, 10**6),
+    ]:
         edges = []
         for _ in range(m):
             u, v = rng.sample(range(1, n + 1), 2)

@@ -11,7 +11,7 @@ def _word(rng: random.Random, kind: int) -> str:
     n = rng.randint(1, 12)
     half = "".join(rng.choice("abc") for _ in range(n))
     if kind == 0:
-        return half + half[::-1][rng.randint(0, 1):]
+        return half + half[::-1][rng.randint(0, 1) :]
     if kind == 1 and n >= 3:  # same first and last letter, broken in the middle
         w = list(half + half[::-1])
         w[1] = "x" if w[1] != "x" else "y"

@@ -20,7 +20,7 @@ def _star(rng: random.Random, n: int, r: int) -> list[tuple[int, int]]:
 
 def generate(rng: random.Random) -> dict[str, list[str]]:
     public = [_case([(0, 0), (4, 0), (4, 3), (0, 3)]), _case([(0, 0), (0, 1), (1, 0)])]
-    private = [_case([(-10**6, -10**6), (10**6, -10**6), (10**6, 10**6), (-10**6, 10**6)])]
+    private = [_case([(-(10**6), -(10**6)), (10**6, -(10**6)), (10**6, 10**6), (-(10**6), 10**6)])]
     private.append(_case([(0, 0), (2, 0), (2, 2), (1, 1), (0, 2)]))
     for k in range(5):
         pts = _star(rng, rng.randint(3, 10 if k < 2 else 3000), 10**6 if k > 2 else 100)

@@ -1,0 +1,10 @@
+#include <cstdio>
+int main() {
+    int t;
+    std::scanf("%d", &t);
+    while (t--) {
+        long long n, k;
+        std::scanf("%lld %lld", &n, &k);
+        std::printf("%lld %lld\n", n / k, n % k);
+    }
+}
