@@ -403,6 +403,7 @@ int main(int argc, char **argv) {
     sigaddset(&chld, SIGCHLD);
     sigprocmask(SIG_BLOCK, &chld, NULL);
     prctl(PR_SET_PDEATHSIG, SIGKILL);
+    prctl(PR_SET_CHILD_SUBREAPER, 1); /* orphans of the compiler come back to us to be reaped */
     int pipefd[2];
     if (pipe2(pipefd, O_CLOEXEC) != 0) {
         printf("error pipe: %s\n", strerror(errno));
@@ -463,26 +464,21 @@ int main(int argc, char **argv) {
         siginfo_t info;
         int r = sigtimedwait(&chld, &info, &ts);
         if (r == SIGCHLD) {
-            int st;
-            struct rusage ru;
-            pid_t w = wait4(pid, &st, WNOHANG, &ru);
-            if (w == pid) {
-                double wall = now() - start;
-                printf("ok %d %d %lld %lld %ld %lld 0\n", WIFEXITED(st) ? WEXITSTATUS(st) : -1,
-                       WIFSIGNALED(st) ? WTERMSIG(st) : 0,
-                       (long long)ru.ru_utime.tv_sec * 1000000LL + ru.ru_utime.tv_usec,
-                       (long long)ru.ru_stime.tv_sec * 1000000LL + ru.ru_stime.tv_usec,
-                       ru.ru_maxrss, (long long)(wall * 1e6));
-                return 0;
-            }
+            siginfo_t state;
+            memset(&state, 0, sizeof state);
+            if (waitid(P_PID, (id_t)pid, &state, WEXITED | WNOHANG | WNOWAIT) == 0 && state.si_pid == pid)
+                break; /* exited; still a zombie, so its pid (and group id) cannot be reused yet */
         }
     }
+    /* Kill whatever is left of the process group (the compiler's passes), then reap. */
     kill(-pid, SIGKILL);
-    kill(pid, SIGKILL);
+    if (killed) kill(pid, SIGKILL);
     int st;
     struct rusage ru;
     wait4(pid, &st, 0, &ru);
     double wall = now() - start;
+    while (waitpid(-1, NULL, 0) > 0 || errno == EINTR) {
+    }
     printf("ok %d %d %lld %lld %ld %lld %d\n", WIFEXITED(st) ? WEXITSTATUS(st) : -1,
            WIFSIGNALED(st) ? WTERMSIG(st) : 0,
            (long long)ru.ru_utime.tv_sec * 1000000LL + ru.ru_utime.tv_usec,

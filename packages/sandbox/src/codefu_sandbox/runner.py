@@ -152,7 +152,7 @@ class UidPool:
     def __init__(self, base: int) -> None:
         self._free: list[int] = []
         self._next = 0
-        self._base = base + (os.getpid() * 64) % UID_SLOTS
+        self.base = base + (os.getpid() * 64) % UID_SLOTS
         self._lock = threading.Lock()
 
     @contextlib.contextmanager
@@ -164,7 +164,7 @@ class UidPool:
                 slot = self._next
                 self._next += 1
         try:
-            yield self._base + slot % 64
+            yield self.base + slot % 64
         finally:
             with self._lock:
                 self._free.append(slot)

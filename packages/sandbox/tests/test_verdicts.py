@@ -1,0 +1,103 @@
+"""The verdict model: per-run decisions, priority, aggregation, to_dict."""
+
+from __future__ import annotations
+
+import json
+import signal
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from codefu_sandbox import PRIORITY, CompileResult, TestResult, Verdict
+from codefu_sandbox.verdicts import RunOutcome, aggregate, decide, worst
+
+LIMITS = {"time_seconds": 1.0, "memory_bytes": 256 << 20, "output_limit": 64 << 20}
+
+
+def outcome(**kw: object) -> RunOutcome:
+    base: dict[str, object] = {
+        "exit_code": 0,
+        "signal": None,
+        "cpu_seconds": 0.1,
+        "wall_seconds": 0.1,
+        "peak_memory_bytes": 10 << 20,
+    }
+    base.update(kw)
+    return RunOutcome(**base)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("kw", "expected"),
+    [
+        ({}, None),
+        ({"error": "launcher broke"}, Verdict.IE),
+        ({"exit_code": None, "signal": signal.SIGSYS}, Verdict.SV),
+        ({"cpu_seconds": 1.01}, Verdict.TLE),
+        ({"killed": "wall", "exit_code": None, "signal": signal.SIGKILL}, Verdict.TLE),
+        ({"exit_code": None, "signal": signal.SIGXCPU}, Verdict.TLE),
+        ({"peak_memory_bytes": (256 << 20) + 1}, Verdict.MLE),
+        (
+            {"exit_code": None, "signal": signal.SIGABRT, "stderr_head": "what():  std::bad_alloc"},
+            Verdict.MLE,
+        ),
+        ({"exit_code": None, "signal": signal.SIGXFSZ}, Verdict.OLE),
+        ({"output_bytes": 64 << 20}, Verdict.OLE),
+        ({"exit_code": 1}, Verdict.RE),
+        ({"exit_code": None, "signal": signal.SIGSEGV}, Verdict.RE),
+        ({"exit_code": 0, "stderr_head": "std::bad_alloc"}, None),  # ended normally: check output
+    ],
+)
+def test_decide(kw: dict[str, object], expected: Verdict | None) -> None:
+    assert decide(outcome(**kw), **LIMITS) == expected  # type: ignore[arg-type]
+
+
+def test_priority_order_is_documented_order() -> None:
+    assert [str(v) for v in PRIORITY] == ["IE", "CE", "SV", "TLE", "MLE", "OLE", "RE", "WA", "AC"]
+    assert set(PRIORITY) == set(Verdict)
+
+
+def test_tle_beats_memory_and_crash_in_one_run() -> None:
+    run = outcome(cpu_seconds=2.0, peak_memory_bytes=1 << 30, exit_code=None, signal=signal.SIGSEGV)
+    assert decide(run, **LIMITS) is Verdict.TLE  # type: ignore[arg-type]
+
+
+def result(verdict: Verdict) -> TestResult:
+    return TestResult(verdict, 0.1, 0.1, 1 << 20, 0, None)
+
+
+@given(st.lists(st.sampled_from([v for v in Verdict if v is not Verdict.CE]), min_size=1))
+def test_aggregate_is_the_worst_and_counts_passes(verdicts: list[Verdict]) -> None:
+    report = aggregate(
+        [result(v) for v in verdicts], CompileResult(True, 0.2, False, ""), len(verdicts), "x"
+    )
+    assert report.verdict is worst(verdicts)
+    assert report.passed == verdicts.count(Verdict.AC)
+    assert (report.verdict is Verdict.AC) == all(v is Verdict.AC for v in verdicts)
+
+
+def test_compile_error_report() -> None:
+    report = aggregate([], CompileResult(False, 0.3, False, "error: x"), 5, "x")
+    assert (report.verdict, report.passed, report.total) == (Verdict.CE, 0, 5)
+
+
+def test_report_without_tests_is_never_ac() -> None:
+    assert aggregate([], CompileResult(True, 0.1, False, ""), 0, "x").verdict is Verdict.IE
+
+
+def test_to_dict_is_json() -> None:
+    report = aggregate(
+        [result(Verdict.AC), result(Verdict.WA)], CompileResult(True, 0.2, True, ""), 2, "rlimits"
+    )
+    data = json.loads(json.dumps(report.to_dict()))
+    assert data["verdict"] == "WA" and data["passed"] == 1 and data["total"] == 2
+    assert data["tests"][1]["verdict"] == "WA"
+    assert set(data["tests"][0]) >= {
+        "verdict",
+        "cpu_seconds",
+        "wall_seconds",
+        "peak_memory_bytes",
+        "exit_code",
+        "signal",
+    }
+    assert set(data["compile"]) >= {"ok", "seconds", "cached", "diagnostics"}
