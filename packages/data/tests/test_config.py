@@ -12,7 +12,9 @@ from codefu_data.config import DataConfig, builtin_config_dir
 from codefu_data.reader import DataError
 
 REPO_CONF = Path(__file__).resolve().parents[3] / "conf"
-needs_repo = pytest.mark.skipif(not (REPO_CONF / "prepare.yaml").is_file(), reason="repository conf/ not present")
+needs_repo = pytest.mark.skipif(
+    not (REPO_CONF / "prepare.yaml").is_file(), reason="repository conf/ not present"
+)
 
 
 @needs_repo
@@ -41,10 +43,16 @@ def test_defaults_match_the_schema(config_dir: str | None) -> None:
 def test_tier_options_and_overrides() -> None:
     assert compose_config(None, ["data=hard"]).tier == "hard"
     assert compose_config(None, ["data=expert"]).tier == "expert"
-    cfg = compose_config(None, ["data.tiers.hard.max_rating=2400", "data.tiers.expert.min_rating=2500", "validate=true"])
+    cfg = compose_config(
+        None,
+        ["data.tiers.hard.max_rating=2400", "data.tiers.expert.min_rating=2500", "validate=true"],
+    )
     assert cfg.tiers["hard"].max_rating == 2400 and cfg.validate is True
     assert compose_config(None, ["source=/x"]).source == "/x"
-    assert compose_config(None, ["data.prompt.persona_probability=0"]).prompt.persona_probability == 0.0
+    assert (
+        compose_config(None, ["data.prompt.persona_probability=0"]).prompt.persona_probability
+        == 0.0
+    )
 
 
 @pytest.mark.parametrize(
@@ -76,9 +84,12 @@ def test_a_new_tier_can_be_defined_in_conf_data(tmp_path: Path) -> None:
     conf = tmp_path / "conf"
     shutil.copytree(builtin_config_dir(), conf)
     common = conf / "data" / "common.yaml"
-    common.write_text(common.read_text().replace(
-        "  expert: {min_rating: 2300, max_rating: 3500}",
-        "  expert: {min_rating: 2300, max_rating: 3500}\n  mid: {min_rating: 1050, max_rating: 1050}",
-    ))
+    common.write_text(
+        common.read_text().replace(
+            "  expert: {min_rating: 2300, max_rating: 3500}",
+            "  expert: {min_rating: 2300, max_rating: 3500}\n"
+            "  mid: {min_rating: 1050, max_rating: 1050}",
+        )
+    )
     cfg = compose_config(str(conf), ["data.tier=mid"])
     assert cfg.tier == "mid" and cfg.tiers["mid"].min_rating == 1050

@@ -51,7 +51,10 @@ def test_each_defect_has_its_reason() -> None:
     assert quality_reason(with_(memory_limit_bytes=None), CFG) == F.INVALID_MEMORY_LIMIT
 
 
-@given(st.floats(min_value=0.001, max_value=60.0), st.integers(min_value=1_000_000, max_value=4_294_967_296))
+@given(
+    st.floats(min_value=0.001, max_value=60.0),
+    st.integers(min_value=1_000_000, max_value=4_294_967_296),
+)
 def test_any_sane_limits_pass(seconds: float, memory: int) -> None:
     assert quality_reason(with_(time_limit_seconds=seconds, memory_limit_bytes=memory), CFG) is None
 
@@ -77,7 +80,13 @@ def test_duplicates_stay_only_in_heldout_split() -> None:
     idx.add("test", 0, "1_A. Sum", "A rewritten statement of the same problem.")
     idx.add("test", 1, "9_Z. Renamed", "PRINT the product   of a and b!")
     assert idx.reason("train", 0, "1_A. Sum", "Print the sum of a and b.") == F.DUPLICATE_OF_HELDOUT
-    assert idx.reason("train", 1, "2_B. Other", "Print the product of a and b.") == F.DUPLICATE_OF_HELDOUT
-    assert idx.reason("train", 2, "2_b.  other", "Completely different words here.") == F.DUPLICATE_WITHIN_SPLIT
+    assert (
+        idx.reason("train", 1, "2_B. Other", "Print the product of a and b.")
+        == F.DUPLICATE_OF_HELDOUT
+    )
+    assert (
+        idx.reason("train", 2, "2_b.  other", "Completely different words here.")
+        == F.DUPLICATE_WITHIN_SPLIT
+    )
     assert idx.reason("test", 0, "1_A. Sum", "A rewritten statement of the same problem.") is None
     assert idx.reason("test", 1, "9_Z. Renamed", "PRINT the product   of a and b!") is None

@@ -21,10 +21,16 @@ TIERS = ("easy", "expert", "hard")
 
 
 def _files(out: Path) -> dict[str, bytes]:
-    return {str(p.relative_to(out)): p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file() and p.name != ".prepare-stamp.json"}
+    return {
+        str(p.relative_to(out)): p.read_bytes()
+        for p in sorted(out.rglob("*"))
+        if p.is_file() and p.name != ".prepare-stamp.json"
+    }
 
 
-def test_writes_every_tier_in_the_processed_schema(spec: SyntheticSpec, make_config: Callable[..., DataConfig], raw_dir: Path, tmp_path: Path) -> None:
+def test_writes_every_tier_in_the_processed_schema(
+    spec: SyntheticSpec, make_config: Callable[..., DataConfig], raw_dir: Path, tmp_path: Path
+) -> None:
     result = prepare(make_config(raw_dir, tmp_path / "out"), progress=False)
     out = result.out_dir
     assert not result.skipped
@@ -35,11 +41,18 @@ def test_writes_every_tier_in_the_processed_schema(spec: SyntheticSpec, make_con
             rows = table.to_pylist()
             for i, row in enumerate(rows):
                 assert row["data_source"] == "code_contests" and row["ability"] == "coding-cp"
-                assert row["extra_info"] == {"index": i, "split": split, "tier": tier, "name": row["extra_info"]["name"]}
+                assert row["extra_info"] == {
+                    "index": i,
+                    "split": split,
+                    "tier": tier,
+                    "name": row["extra_info"]["name"],
+                }
                 gt = row["reward_model"]["ground_truth"]
                 assert row["reward_model"]["style"] == "rule"
                 assert gt["name"] == row["extra_info"]["name"]
-                assert gt["private_tests"]["input"] and len(gt["private_tests"]["input"]) == len(gt["private_tests"]["output"])
+                assert gt["private_tests"]["input"] and len(gt["private_tests"]["input"]) == len(
+                    gt["private_tests"]["output"]
+                )
                 assert gt["time_limit"]["seconds"] > 0
                 assert "Time limit per test" in row["prompt"][0]["content"]
                 assert "solution" not in json.dumps(gt)  # ground truth carries tests only
@@ -59,20 +72,34 @@ def test_writes_every_tier_in_the_processed_schema(spec: SyntheticSpec, make_con
     assert len(manifest["input"]["sha256"]) == 64 and len(manifest["input"]["files"]) == 4
 
 
-def test_heldout_problems_never_leak_into_train(make_config: Callable[..., DataConfig], raw_dir: Path, tmp_path: Path) -> None:
+def test_heldout_problems_never_leak_into_train(
+    make_config: Callable[..., DataConfig], raw_dir: Path, tmp_path: Path
+) -> None:
     out = prepare(make_config(raw_dir, tmp_path / "out"), progress=False).out_dir
     train_names = set()
     test_names = set()
     for tier in TIERS:
-        train_names |= {r["name"] for r in pq.read_table(out / tier / "train.parquet").column("extra_info").to_pylist()}
-        test_names |= {r["name"] for r in pq.read_table(out / tier / "test.parquet").column("extra_info").to_pylist()}
+        train_names |= {
+            r["name"]
+            for r in pq.read_table(out / tier / "train.parquet").column("extra_info").to_pylist()
+        }
+        test_names |= {
+            r["name"]
+            for r in pq.read_table(out / tier / "test.parquet").column("extra_info").to_pylist()
+        }
     assert test_names and train_names
     assert not train_names & test_names
-    raw_train = pq.read_table(raw_dir / "data" / "train-00000-of-00002.parquet", columns=["name"]).column("name").to_pylist()
+    raw_train = (
+        pq.read_table(raw_dir / "data" / "train-00000-of-00002.parquet", columns=["name"])
+        .column("name")
+        .to_pylist()
+    )
     assert raw_train[11] not in train_names  # same statement as a test problem, other name
 
 
-def test_output_is_byte_identical_across_runs(make_config: Callable[..., DataConfig], raw_dir: Path, tmp_path: Path) -> None:
+def test_output_is_byte_identical_across_runs(
+    make_config: Callable[..., DataConfig], raw_dir: Path, tmp_path: Path
+) -> None:
     a = prepare(make_config(raw_dir, tmp_path / "a"), progress=False).out_dir
     b = prepare(make_config(raw_dir, tmp_path / "b", force=True), progress=False).out_dir
     fa, fb = _files(a), _files(b)
@@ -80,7 +107,9 @@ def test_output_is_byte_identical_across_runs(make_config: Callable[..., DataCon
     assert fa == fb
 
 
-def test_unchanged_rerun_is_skipped_and_changes_rebuild(make_config: Callable[..., DataConfig], raw_dir: Path, tmp_path: Path) -> None:
+def test_unchanged_rerun_is_skipped_and_changes_rebuild(
+    make_config: Callable[..., DataConfig], raw_dir: Path, tmp_path: Path
+) -> None:
     out = tmp_path / "out"
     prepare(make_config(raw_dir, out), progress=False)
     before = _files(out)
@@ -93,7 +122,12 @@ def test_unchanged_rerun_is_skipped_and_changes_rebuild(make_config: Callable[..
     assert not forced.skipped and _files(out) == before
 
 
-def test_interrupted_run_leaves_nothing(make_config: Callable[..., DataConfig], raw_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_interrupted_run_leaves_nothing(
+    make_config: Callable[..., DataConfig],
+    raw_dir: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     out = tmp_path / "out"
     calls = []
 
@@ -108,7 +142,12 @@ def test_interrupted_run_leaves_nothing(make_config: Callable[..., DataConfig], 
     assert list(tmp_path.iterdir()) == []  # no output, no temporary directory
 
 
-def test_interrupted_rebuild_keeps_the_previous_output(make_config: Callable[..., DataConfig], raw_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_interrupted_rebuild_keeps_the_previous_output(
+    make_config: Callable[..., DataConfig],
+    raw_dir: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     out = tmp_path / "out"
     prepare(make_config(raw_dir, out), progress=False)
     before = _files(out)
@@ -123,7 +162,9 @@ def test_interrupted_rebuild_keeps_the_previous_output(make_config: Callable[...
     assert [p.name for p in tmp_path.iterdir()] == ["out"]
 
 
-def test_refuses_to_replace_a_foreign_directory(make_config: Callable[..., DataConfig], raw_dir: Path, tmp_path: Path) -> None:
+def test_refuses_to_replace_a_foreign_directory(
+    make_config: Callable[..., DataConfig], raw_dir: Path, tmp_path: Path
+) -> None:
     out = tmp_path / "mine"
     out.mkdir()
     (out / "notes.txt").write_text("keep me")
@@ -136,36 +177,54 @@ def _raw_rows(raw_dir: Path) -> pa.Table:
     return pq.read_table(raw_dir / "data" / "train-00000-of-00002.parquet")
 
 
-def test_missing_column_names_file_and_column(make_config: Callable[..., DataConfig], raw_dir: Path, tmp_path: Path) -> None:
+def test_missing_column_names_file_and_column(
+    make_config: Callable[..., DataConfig], raw_dir: Path, tmp_path: Path
+) -> None:
     bad = tmp_path / "bad" / "data"
     bad.mkdir(parents=True)
     pq.write_table(_raw_rows(raw_dir).drop(["cf_rating"]), bad / "train-00000-of-00001.parquet")
-    with pytest.raises(DataError, match=r"train-00000-of-00001\.parquet: missing column 'cf_rating'"):
+    with pytest.raises(
+        DataError, match=r"train-00000-of-00001\.parquet: missing column 'cf_rating'"
+    ):
         prepare(make_config(bad.parent, tmp_path / "out"), progress=False)
     assert not (tmp_path / "out").exists()
 
 
-def test_wrong_type_names_the_column(make_config: Callable[..., DataConfig], raw_dir: Path, tmp_path: Path) -> None:
+def test_wrong_type_names_the_column(
+    make_config: Callable[..., DataConfig], raw_dir: Path, tmp_path: Path
+) -> None:
     bad = tmp_path / "bad.parquet"
     table = _raw_rows(raw_dir)
-    table = table.set_column(table.schema.get_field_index("memory_limit_bytes"), "memory_limit_bytes", pa.array(["lots"] * table.num_rows))
+    table = table.set_column(
+        table.schema.get_field_index("memory_limit_bytes"),
+        "memory_limit_bytes",
+        pa.array(["lots"] * table.num_rows),
+    )
     pq.write_table(table, bad)
     with pytest.raises(DataError, match=r"bad\.parquet: column 'memory_limit_bytes'"):
         prepare(make_config(bad, tmp_path / "out"), progress=False)
     assert not (tmp_path / "out").exists()
 
 
-def test_corrupt_file_is_named(make_config: Callable[..., DataConfig], raw_dir: Path, tmp_path: Path) -> None:
+def test_corrupt_file_is_named(
+    make_config: Callable[..., DataConfig], raw_dir: Path, tmp_path: Path
+) -> None:
     bad = tmp_path / "bad" / "data"
     bad.mkdir(parents=True)
-    (bad / "train-00000-of-00001.parquet").write_bytes((raw_dir / "data" / "train-00000-of-00002.parquet").read_bytes())
+    (bad / "train-00000-of-00001.parquet").write_bytes(
+        (raw_dir / "data" / "train-00000-of-00002.parquet").read_bytes()
+    )
     (bad / "test-00000-of-00001.parquet").write_bytes(b"PAR1 this is not parquet at all")
-    with pytest.raises(DataError, match=r"test-00000-of-00001\.parquet: not a readable parquet file"):
+    with pytest.raises(
+        DataError, match=r"test-00000-of-00001\.parquet: not a readable parquet file"
+    ):
         prepare(make_config(bad.parent, tmp_path / "out"), progress=False)
     assert not (tmp_path / "out").exists()
 
 
-def test_truncated_row_group_is_named(make_config: Callable[..., DataConfig], raw_dir: Path, tmp_path: Path) -> None:
+def test_truncated_row_group_is_named(
+    make_config: Callable[..., DataConfig], raw_dir: Path, tmp_path: Path
+) -> None:
     src = (raw_dir / "data" / "train-00000-of-00002.parquet").read_bytes()
     bad = tmp_path / "train.parquet"
     meta = pq.read_metadata(raw_dir / "data" / "train-00000-of-00002.parquet")
@@ -185,15 +244,22 @@ def test_unknown_source(make_config: Callable[..., DataConfig], tmp_path: Path) 
     assert not (tmp_path / "out").exists()
 
 
-def test_jsonl_source_and_its_errors(make_config: Callable[..., DataConfig], raw_dir: Path, tmp_path: Path) -> None:
+def test_jsonl_source_and_its_errors(
+    make_config: Callable[..., DataConfig], raw_dir: Path, tmp_path: Path
+) -> None:
     rows = _raw_rows(raw_dir).to_pylist()
     good = tmp_path / "train.jsonl"
     good.write_text("".join(json.dumps(r) + "\n" for r in rows))
     result = prepare(make_config(good, tmp_path / "out"), progress=False)
     assert result.manifest["totals"]["read"] == len(rows)
-    from_parquet = prepare(make_config(raw_dir / "data" / "train-00000-of-00002.parquet", tmp_path / "out2"), progress=False)
+    from_parquet = prepare(
+        make_config(raw_dir / "data" / "train-00000-of-00002.parquet", tmp_path / "out2"),
+        progress=False,
+    )
     assert result.manifest["counts"] == from_parquet.manifest["counts"]
-    assert pq.read_table(tmp_path / "out" / "hard" / "train.parquet").equals(pq.read_table(tmp_path / "out2" / "hard" / "train.parquet"))
+    assert pq.read_table(tmp_path / "out" / "hard" / "train.parquet").equals(
+        pq.read_table(tmp_path / "out2" / "hard" / "train.parquet")
+    )
 
     broken = tmp_path / "broken" / "train.jsonl"
     broken.parent.mkdir()

@@ -5,14 +5,24 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from codefu_data.config import DEFAULT_INSTRUCTIONS, PromptConfig
-from codefu_data.prompts import build_messages, check_template, choose_instruction, format_memory_limit, format_time_limit
+from codefu_data.prompts import (
+    build_messages,
+    check_template,
+    choose_instruction,
+    format_memory_limit,
+    format_time_limit,
+)
 
 STATEMENT = "Given n, print n squared.\n\nInput\n\nOne integer n.\n\nOutput\n\nOne integer."
 
 
 def test_default_prompt_is_codefu_style_with_limits() -> None:
     msgs = build_messages(
-        PromptConfig(), name="1_A. Square", description=STATEMENT, time_limit_seconds=2.0, memory_bytes=256_000_000
+        PromptConfig(),
+        name="1_A. Square",
+        description=STATEMENT,
+        time_limit_seconds=2.0,
+        memory_bytes=256_000_000,
     )
     assert [m["role"] for m in msgs] == ["user"]
     assert list(msgs[0]) == ["content", "role"]
@@ -45,14 +55,20 @@ def test_personas_and_system_message_are_configurable() -> None:
     names = [f"p{i}" for i in range(30)]
     assert all(choose_instruction(never, n) in DEFAULT_INSTRUCTIONS for n in names)
     assert all(choose_instruction(always, n).startswith("As a tester, ") for n in names)
-    msgs = build_messages(always, name="x", description=STATEMENT, time_limit_seconds=1, memory_bytes=10**6)
+    msgs = build_messages(
+        always, name="x", description=STATEMENT, time_limit_seconds=1, memory_bytes=10**6
+    )
     assert msgs[0] == {"content": "Be brief.", "role": "system"}
     assert len({choose_instruction(PromptConfig(), n) for n in names}) > 3
 
 
 def test_custom_template_and_its_checks() -> None:
-    cfg = PromptConfig(template="[{name}] {description} ({time_limit}, {memory_limit})", instructions=["x"])
-    msgs = build_messages(cfg, name="N", description=STATEMENT, time_limit_seconds=3, memory_bytes=512_000_000)
+    cfg = PromptConfig(
+        template="[{name}] {description} ({time_limit}, {memory_limit})", instructions=["x"]
+    )
+    msgs = build_messages(
+        cfg, name="N", description=STATEMENT, time_limit_seconds=3, memory_bytes=512_000_000
+    )
     assert msgs[0]["content"] == f"[N] {STATEMENT} (3 seconds, 512 megabytes)"
     with pytest.raises(ValueError, match="unknown field"):
         check_template("{description} {rating}")

@@ -55,7 +55,9 @@ def test_configured_ranges_are_used_and_checked() -> None:
     assert assign_tier(2, 600, cfg) == ("low", None)
     assert assign_tier(2, 3900, cfg) == ("high", None)
     with pytest.raises(ValueError, match="overlaps"):
-        check_config(DataConfig(tiers={"a": TierRange(800, 1200), "b": TierRange(1200, 2000)}, tier="a"))
+        check_config(
+            DataConfig(tiers={"a": TierRange(800, 1200), "b": TierRange(1200, 2000)}, tier="a")
+        )
     with pytest.raises(ValueError, match="not a defined tier"):
         check_config(DataConfig(tier="medium"))
     with pytest.raises(ValueError, match="other_sources"):

@@ -20,7 +20,9 @@ def test_all_pass_keeps_every_test() -> None:
 
 
 def test_a_test_nobody_passes_is_dropped() -> None:
-    assert decide([["AC", "WA", "AC", "AC"], ["AC", "TLE", "AC", "AC"]], 4, 0.5) == Decision(None, (0, 2, 3))
+    assert decide([["AC", "WA", "AC", "AC"], ["AC", "TLE", "AC", "AC"]], 4, 0.5) == Decision(
+        None, (0, 2, 3)
+    )
 
 
 def test_disagreement_drops_the_problem() -> None:
@@ -41,8 +43,16 @@ def test_a_solution_that_does_not_compile_is_ignored() -> None:
 VERDICTS = st.sampled_from(["AC", "WA", "TLE", "RE", "MLE"])
 
 
-@given(st.integers(min_value=1, max_value=6).flatmap(lambda n: st.tuples(st.just(n), st.lists(st.lists(VERDICTS, min_size=n, max_size=n), min_size=1, max_size=3))))
-def test_kept_tests_are_passed_by_some_solution_and_by_none_wrongly(case: tuple[int, list[list[str]]]) -> None:
+@given(
+    st.integers(min_value=1, max_value=6).flatmap(
+        lambda n: st.tuples(
+            st.just(n), st.lists(st.lists(VERDICTS, min_size=n, max_size=n), min_size=1, max_size=3)
+        )
+    )
+)
+def test_kept_tests_are_passed_by_some_solution_and_by_none_wrongly(
+    case: tuple[int, list[list[str]]],
+) -> None:
     n, runs = case
     d = decide(runs, n, 0.5)
     if d.reason is None:

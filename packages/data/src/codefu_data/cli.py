@@ -9,7 +9,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from codefu_data.config import DataConfig, PromptConfig, builtin_config_dir, data_config_from_dict, register_configs
+from codefu_data.config import (
+    DataConfig,
+    PromptConfig,
+    builtin_config_dir,
+    data_config_from_dict,
+    register_configs,
+)
 from codefu_data.reader import DataError
 
 EPILOG = """\
@@ -64,10 +70,14 @@ def compose_config(config_dir: str | None, overrides: Sequence[str]) -> DataConf
     register_configs()
     directory = Path(config_dir).resolve() if config_dir else builtin_config_dir()
     if not (directory / "prepare.yaml").is_file():
-        raise DataError(f"{directory}: no prepare.yaml; pass the repository's conf/ directory as --config-dir.")
+        raise DataError(
+            f"{directory}: no prepare.yaml; pass the repository's conf/ directory as --config-dir."
+        )
     fixed = [_with_prefix(o) for o in overrides]
     try:
-        with initialize_config_dir(config_dir=str(directory), version_base="1.3", job_name="codefu_data"):
+        with initialize_config_dir(
+            config_dir=str(directory), version_base="1.3", job_name="codefu_data"
+        ):
             cfg = compose(config_name="prepare", overrides=fixed)
     except (HydraException, OmegaConfBaseException) as exc:
         options = sorted(p.stem for p in (directory / "data").glob("*.yaml"))
@@ -89,19 +99,28 @@ def summary_table(manifest: dict[str, Any]) -> str:
     """A plain-text table of kept and dropped problems per tier and split."""
     counts = manifest["counts"]
     splits = sorted({s for by_split in counts.values() for s in by_split})
-    reasons = sorted({r for by_split in counts.values() for c in by_split.values() for r in c["dropped"]})
+    reasons = sorted(
+        {r for by_split in counts.values() for c in by_split.values() for r in c["dropped"]}
+    )
     header = ["tier", "split", "kept", *reasons]
     rows = []
     for tier in sorted(counts):
         for split in splits:
             c = counts[tier].get(split, {"kept": 0, "dropped": {}})
-            rows.append([tier, split, str(c["kept"]), *(str(c["dropped"].get(r, 0)) for r in reasons)])
-    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(header)]
+            rows.append(
+                [tier, split, str(c["kept"]), *(str(c["dropped"].get(r, 0)) for r in reasons)]
+            )
+    widths = [
+        max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(header)
+    ]
     lines = ["  ".join(h.ljust(w) for h, w in zip(header, widths, strict=True))]
     lines.append("  ".join("-" * w for w in widths))
     lines += ["  ".join(v.ljust(w) for v, w in zip(r, widths, strict=True)) for r in rows]
     totals = manifest["totals"]
-    lines.append(f"read {totals['read']} problems, kept {totals['kept']}, dropped {sum(totals['dropped'].values())}")
+    lines.append(
+        f"read {totals['read']} problems, kept {totals['kept']}, "
+        f"dropped {sum(totals['dropped'].values())}"
+    )
     if manifest.get("validation"):
         v = manifest["validation"]
         lines.append("validation: " + ", ".join(f"{k}={n}" for k, n in sorted(v.items())))
@@ -121,11 +140,20 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    prep.add_argument("--config-dir", help="directory holding prepare.yaml (default: built-in defaults)")
-    prep.add_argument("--source", help="raw dataset: dir of parquet shards, .parquet/.jsonl file, hub id, or 'sample'")
-    prep.add_argument("--out", help="output directory (default: data/processed in the current directory)")
+    prep.add_argument(
+        "--config-dir", help="directory holding prepare.yaml (default: built-in defaults)"
+    )
+    prep.add_argument(
+        "--source",
+        help="raw dataset: dir of parquet shards, .parquet/.jsonl file, hub id, or 'sample'",
+    )
+    prep.add_argument(
+        "--out", help="output directory (default: data/processed in the current directory)"
+    )
     prep.add_argument("--no-progress", action="store_true", help="hide progress bars")
-    prep.add_argument("overrides", nargs="*", help="Hydra overrides, e.g. data=hard data.validate=true")
+    prep.add_argument(
+        "overrides", nargs="*", help="Hydra overrides, e.g. data=hard data.validate=true"
+    )
     return parser
 
 
@@ -140,7 +168,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         overrides.append(f"data.out_dir={args.out}")
     try:
         cfg = compose_config(args.config_dir, overrides)
-        result = prepare(cfg, progress=not args.no_progress, log=lambda m: print(m, file=sys.stderr))
+        result = prepare(
+            cfg, progress=not args.no_progress, log=lambda m: print(m, file=sys.stderr)
+        )
     except DataError as exc:
         print(f"codefu-data: error: {exc}", file=sys.stderr)
         return 2

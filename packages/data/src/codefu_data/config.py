@@ -153,7 +153,9 @@ def data_config_from_dict(values: dict[str, Any]) -> DataConfig:
 def check_config(cfg: DataConfig) -> None:
     """Semantic checks Hydra's types cannot express; raises ValueError saying what to fix."""
     if not cfg.tiers:
-        raise ValueError("data.tiers is empty: define at least one tier (name: {min_rating, max_rating}).")
+        raise ValueError(
+            "data.tiers is empty: define at least one tier (name: {min_rating, max_rating})."
+        )
     for name, rng in cfg.tiers.items():
         if rng.min_rating > rng.max_rating:
             raise ValueError(

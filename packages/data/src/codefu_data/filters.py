@@ -125,7 +125,9 @@ class DuplicateIndex:
             if split == self.heldout_split:
                 self._heldout.add(key)
 
-    def reason(self, split: str, ordinal: int, name: str | None, description: str | None) -> str | None:
+    def reason(
+        self, split: str, ordinal: int, name: str | None, description: str | None
+    ) -> str | None:
         keys = self.keys(name, description)
         if split != self.heldout_split and any(k in self._heldout for k in keys):
             return DUPLICATE_OF_HELDOUT

@@ -137,13 +137,15 @@ def _non_null_tests(arr: pa.Array) -> pa.Array:
     if arr.null_count == 0 and all(arr.field(i).null_count == 0 for i in range(2)):
         return arr
     rows = [
-        {"input": (v or {}).get("input") or [], "output": (v or {}).get("output") or []} for v in arr.to_pylist()
+        {"input": (v or {}).get("input") or [], "output": (v or {}).get("output") or []}
+        for v in arr.to_pylist()
     ]
     return pa.array(rows, type=TESTS_TYPE)
 
 
 def _build_rows(
     sub: pa.Table,
+    *,
     prompts: list[list[dict[str, str]]],
     split: str,
     tier: str,
@@ -222,7 +224,9 @@ def _up_to_date(out: Path, source: Source, digest: str, cfg: DataConfig) -> dict
     return manifest
 
 
-def prepare(cfg: DataConfig, *, progress: bool = True, log: Callable[[str], None] = print) -> PrepareResult:
+def prepare(
+    cfg: DataConfig, *, progress: bool = True, log: Callable[[str], None] = print
+) -> PrepareResult:
     """Write `cfg.out_dir/<tier>/<split>.parquet` and `manifest.json` (see module docstring)."""
     try:
         check_config(cfg)
@@ -239,7 +243,8 @@ def prepare(cfg: DataConfig, *, progress: bool = True, log: Callable[[str], None
         return PrepareResult(out, manifest, skipped=True)
     if out.exists() and (not out.is_dir() or (any(out.iterdir()) and not _is_codefu_output(out))):
         raise DataError(
-            f"{out} exists and is not a codefu-data output (no {MANIFEST}); choose an empty or new --out."
+            f"{out} exists and is not a codefu-data output (no {MANIFEST}); "
+            "choose an empty or new --out."
         )
     out.parent.mkdir(parents=True, exist_ok=True)
     for stale in out.parent.glob(f".{out.name}.partial-*"):
@@ -247,11 +252,20 @@ def prepare(cfg: DataConfig, *, progress: bool = True, log: Callable[[str], None
     tmp = out.parent / f".{out.name}.partial-{os.getpid()}"
     tmp.mkdir()
     try:
-        manifest = _run(cfg, source, columns, tmp, config_values, progress)
+        manifest = _run(
+            cfg,
+            source=source,
+            columns=columns,
+            tmp=tmp,
+            config_values=config_values,
+            progress=progress,
+        )
         (tmp / MANIFEST).write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
         stat_key = source.stat_key()
         if stat_key is not None:
-            (tmp / STAMP).write_text(json.dumps({"stat_key": stat_key, "config_sha256": digest}) + "\n")
+            (tmp / STAMP).write_text(
+                json.dumps({"stat_key": stat_key, "config_sha256": digest}) + "\n"
+            )
         old = out.parent / f".{out.name}.old-{os.getpid()}"
         if out.exists():
             out.rename(old)
@@ -265,6 +279,7 @@ def prepare(cfg: DataConfig, *, progress: bool = True, log: Callable[[str], None
 
 def _run(
     cfg: DataConfig,
+    *,
     source: Source,
     columns: list[str],
     tmp: Path,
@@ -276,7 +291,9 @@ def _run(
 
     def out_split(raw: str, origin: str) -> str:
         if raw not in cfg.split_map:
-            raise DataError(f"{origin}: raw split {raw!r} has no entry in data.split_map {dict(cfg.split_map)}.")
+            raise DataError(
+                f"{origin}: raw split {raw!r} has no entry in data.split_map {dict(cfg.split_map)}."
+            )
         return cfg.split_map[raw]
 
     # Pass 1: duplicates, from names and statements only.
@@ -294,8 +311,12 @@ def _run(
     bar.close()
 
     # Pass 2: filter, tier, validate, write.
-    writers = {(t, s): _TierWriter(tmp / t / f"{s}.parquet") for t in sorted(cfg.tiers) for s in splits}
-    counts: dict[str, dict[str, dict[str, int]]] = defaultdict(lambda: defaultdict(lambda: defaultdict(int)))
+    writers = {
+        (t, s): _TierWriter(tmp / t / f"{s}.parquet") for t in sorted(cfg.tiers) for s in splits
+    }
+    counts: dict[str, dict[str, dict[str, int]]] = defaultdict(
+        lambda: defaultdict(lambda: defaultdict(int))
+    )
     validator = Validator(cfg) if cfg.validate else None
     ordinals = defaultdict(int)
     read_by_split: dict[str, int] = defaultdict(int)
@@ -304,7 +325,16 @@ def _run(
         for batch in source.iter_batches(columns, cfg.batch_size):
             split = out_split(batch.split, batch.origin)
             read_by_split[batch.split] += batch.table.num_rows
-            _process_batch(cfg, batch.table, split, dupes, ordinals, counts, writers, validator)
+            _process_batch(
+                cfg,
+                table=batch.table,
+                split=split,
+                dupes=dupes,
+                ordinals=ordinals,
+                counts=counts,
+                writers=writers,
+                validator=validator,
+            )
             bar.update(batch.table.num_rows)
     finally:
         bar.close()
@@ -319,8 +349,13 @@ def _run(
             "sha256": _file_sha256(w.path),
         }
     plain_counts = {
-        tier: {s: {"kept": c.get("kept", 0), "dropped": {k: v for k, v in sorted(c.items()) if k != "kept"}}
-               for s, c in sorted(by_split.items())}
+        tier: {
+            s: {
+                "kept": c.get("kept", 0),
+                "dropped": {k: v for k, v in sorted(c.items()) if k != "kept"},
+            }
+            for s, c in sorted(by_split.items())
+        }
         for tier, by_split in sorted(counts.items())
     }
     dropped_total: dict[str, int] = defaultdict(int)
@@ -348,6 +383,7 @@ def _run(
 
 def _process_batch(
     cfg: DataConfig,
+    *,
     table: pa.Table,
     split: str,
     dupes: DuplicateIndex,
@@ -380,7 +416,11 @@ def _process_batch(
         ordinal = ordinals[split]
         ordinals[split] += 1
         tier, tier_reason = assign_tier(meta.source, meta.cf_rating, cfg)
-        reason = quality_reason(meta, cfg) or dupes.reason(split, ordinal, meta.name, meta.description) or tier_reason
+        reason = (
+            quality_reason(meta, cfg)
+            or dupes.reason(split, ordinal, meta.name, meta.description)
+            or tier_reason
+        )
         counts[tier or UNTIERED][split][reason or "kept"] += 1
         if reason is None and tier is not None:
             kept[tier].append(i)
@@ -389,7 +429,9 @@ def _process_batch(
         rows = kept[tier]
         overrides = None
         if validator is not None:
-            rows, overrides = _validate(validator, table, rows, tier, split, counts)
+            rows, overrides = _validate(
+                validator, table=table, rows=rows, tier=tier, split=split, counts=counts
+            )
             if not rows:
                 continue
         sub = table.take(pa.array(rows, pa.int64()))
@@ -404,11 +446,21 @@ def _process_batch(
             for i in rows
         ]
         w = writers[(tier, split)]
-        w.append(_build_rows(sub, prompts, split, tier, w.rows, overrides))
+        w.append(
+            _build_rows(
+                sub,
+                prompts=prompts,
+                split=split,
+                tier=tier,
+                first_index=w.rows,
+                tests_override=overrides,
+            )
+        )
 
 
 def _validate(
     validator: Validator,
+    *,
     table: pa.Table,
     rows: list[int],
     tier: str,
@@ -425,7 +477,12 @@ def _validate(
             zip(priv["input"], priv["output"], strict=True)
         )
         candidates.append(
-            Candidate(tests, _time_seconds(r["time_limit"]) or 0.0, r["memory_limit_bytes"], r.get("solutions"))
+            Candidate(
+                tests,
+                _time_seconds(r["time_limit"]) or 0.0,
+                r["memory_limit_bytes"],
+                r.get("solutions"),
+            )
         )
     decisions = validator.run(candidates)
     kept_rows: list[int] = []
@@ -444,8 +501,18 @@ def _validate(
             counts[tier][split][reason] += 1
             continue
         kept_rows.append(row)
-        publics.append({"input": [cand.tests[t][0] for t in pub_idx], "output": [cand.tests[t][1] for t in pub_idx]})
-        privates.append({"input": [cand.tests[t][0] for t in priv_idx], "output": [cand.tests[t][1] for t in priv_idx]})
+        publics.append(
+            {
+                "input": [cand.tests[t][0] for t in pub_idx],
+                "output": [cand.tests[t][1] for t in pub_idx],
+            }
+        )
+        privates.append(
+            {
+                "input": [cand.tests[t][0] for t in priv_idx],
+                "output": [cand.tests[t][1] for t in priv_idx],
+            }
+        )
     return kept_rows, (publics, privates)
 
 

@@ -48,7 +48,9 @@ def _unit(seed: int, name: str, salt: str) -> float:
 
 def choose_instruction(cfg: PromptConfig, name: str) -> str:
     """The instruction for problem `name`: deterministic, optionally with a persona prefix."""
-    instruction = cfg.instructions[int(_unit(cfg.seed, name, "instruction") * len(cfg.instructions))]
+    instruction = cfg.instructions[
+        int(_unit(cfg.seed, name, "instruction") * len(cfg.instructions))
+    ]
     if cfg.personas and _unit(cfg.seed, name, "persona?") < cfg.persona_probability:
         persona = cfg.personas[int(_unit(cfg.seed, name, "persona") * len(cfg.personas))]
         instruction = f"{persona}, {instruction[:1].lower()}{instruction[1:]}"

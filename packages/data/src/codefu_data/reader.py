@@ -74,7 +74,8 @@ def _cast(table: pa.Table, columns: Sequence[str], origin: str, rows: str) -> pa
                 col = col.cast(want)
             except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as exc:
                 raise DataError(
-                    f"{origin}: column {name!r} ({rows}) has type {col.type}, expected {want}: {exc}"
+                    f"{origin}: column {name!r} ({rows}) has type {col.type}, "
+                    f"expected {want}: {exc}"
                 ) from exc
         arrays.append(col)
     return pa.Table.from_arrays(arrays, schema=_target_schema(columns))
@@ -105,8 +106,10 @@ class LocalSource:
                             f"{f.path}: missing column {name!r}; a CodeContests file has "
                             f"{', '.join(RAW_SCHEMA.names)}."
                         )
-                    _cast(
-                        pa.table({name: pa.array([], type=schema.field(name).type)}),
+                    _cast(  # a cast of an empty column: type errors surface before any writing
+                        pa.Table.from_arrays(
+                            [pa.array([], type=schema.field(name).type)], names=[name]
+                        ),
                         [name],
                         str(f.path),
                         "schema",
@@ -127,7 +130,9 @@ class LocalSource:
             else:
                 yield from self._jsonl_batches(f, columns, batch_size)
 
-    def _parquet_batches(self, f: RawFile, columns: Sequence[str], batch_size: int) -> Iterator[Batch]:
+    def _parquet_batches(
+        self, f: RawFile, columns: Sequence[str], batch_size: int
+    ) -> Iterator[Batch]:
         origin = str(f.path)
         try:
             pf = pq.ParquetFile(f.path)
@@ -138,16 +143,26 @@ class LocalSource:
             for rg in range(pf.num_row_groups):
                 rg_rows = pf.metadata.row_group(rg).num_rows
                 try:
-                    for rb in pf.iter_batches(batch_size=batch_size, row_groups=[rg], columns=list(columns)):
+                    for rb in pf.iter_batches(
+                        batch_size=batch_size, row_groups=[rg], columns=list(columns)
+                    ):
                         rows = f"rows {row}-{row + rb.num_rows - 1}"
-                        yield Batch(origin, f.split, row, _cast(pa.Table.from_batches([rb]), columns, origin, rows))
+                        yield Batch(
+                            origin,
+                            f.split,
+                            row,
+                            _cast(pa.Table.from_batches([rb]), columns, origin, rows),
+                        )
                         row += rb.num_rows
                 except (OSError, pa.ArrowException) as exc:
                     raise DataError(
-                        f"{origin}: corrupt data in row group {rg} (rows {row}-{row + rg_rows - 1}): {exc}"
+                        f"{origin}: corrupt data in row group {rg} "
+                        f"(rows {row}-{row + rg_rows - 1}): {exc}"
                     ) from exc
 
-    def _jsonl_batches(self, f: RawFile, columns: Sequence[str], batch_size: int) -> Iterator[Batch]:
+    def _jsonl_batches(
+        self, f: RawFile, columns: Sequence[str], batch_size: int
+    ) -> Iterator[Batch]:
         origin = str(f.path)
         rows: list[dict[str, Any]] = []
         first = 0
@@ -158,18 +173,23 @@ class LocalSource:
         with handle:
             lineno = 0
             try:
-                for lineno, line in enumerate(handle, start=1):  # noqa: B007
+                for lineno, line in enumerate(handle, start=1):
                     if not line.strip():
                         continue
                     try:
                         obj = json.loads(line)
                     except json.JSONDecodeError as exc:
-                        raise DataError(f"{origin}: line {lineno} is not valid JSON ({exc}).") from exc
+                        raise DataError(
+                            f"{origin}: line {lineno} is not valid JSON ({exc})."
+                        ) from exc
                     if not isinstance(obj, dict):
                         raise DataError(f"{origin}: line {lineno} is not a JSON object.")
                     for name in columns:
                         if name not in obj:
-                            raise DataError(f"{origin}: line {lineno} (row {first + len(rows)}) has no column {name!r}.")
+                            raise DataError(
+                                f"{origin}: line {lineno} (row {first + len(rows)}) "
+                                f"has no column {name!r}."
+                            )
                     rows.append({c: obj[c] for c in columns})
                     if len(rows) == batch_size:
                         yield self._jsonl_table(origin, f.split, first, rows, columns)
@@ -181,7 +201,9 @@ class LocalSource:
             yield self._jsonl_table(origin, f.split, first, rows, columns)
 
     @staticmethod
-    def _jsonl_table(origin: str, split: str, first: int, rows: list[dict[str, Any]], columns: Sequence[str]) -> Batch:
+    def _jsonl_table(
+        origin: str, split: str, first: int, rows: list[dict[str, Any]], columns: Sequence[str]
+    ) -> Batch:
         arrays = []
         for name in columns:
             want = RAW_SCHEMA.field(name).type
@@ -193,10 +215,13 @@ class LocalSource:
                         pa.array([r[name]], type=want)
                     except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, OverflowError):
                         raise DataError(
-                            f"{origin}: row {first + i}, column {name!r}: value does not fit {want} ({exc})."
+                            f"{origin}: row {first + i}, column {name!r}: "
+                            f"value does not fit {want} ({exc})."
                         ) from exc
                 raise DataError(f"{origin}: column {name!r}: {exc}") from exc
-        return Batch(origin, split, first, pa.Table.from_arrays(arrays, schema=_target_schema(columns)))
+        return Batch(
+            origin, split, first, pa.Table.from_arrays(arrays, schema=_target_schema(columns))
+        )
 
     def stat_key(self) -> str:
         """Cheap identity of the input (names, sizes, mtimes) for the up-to-date check."""
@@ -245,8 +270,12 @@ class HubSource:
                 f"could not reach hub dataset {hub_id!r} ({type(exc).__name__}: {exc}); when "
                 "offline, download its parquet shards and pass their directory as the source."
             ) from exc
-        self.splits = [s for s in SPLIT_ORDER if s in names] + (["valid"] if "validation" in names else [])
-        self._names = {s: ("validation" if s == "valid" and "valid" not in names else s) for s in self.splits}
+        self.splits = [s for s in SPLIT_ORDER if s in names] + (
+            ["valid"] if "validation" in names else []
+        )
+        self._names = {
+            s: ("validation" if s == "valid" and "valid" not in names else s) for s in self.splits
+        }
 
     def check_columns(self, columns: Sequence[str]) -> None:
         return  # checked per split when streaming starts
@@ -258,10 +287,14 @@ class HubSource:
         for split in self.splits:
             origin = f"hub:{self.hub_id}[{self._names[split]}]"
             try:
-                ds = self._datasets.load_dataset(self.hub_id, split=self._names[split], streaming=True)
+                ds = self._datasets.load_dataset(
+                    self.hub_id, split=self._names[split], streaming=True
+                )
             except Exception as exc:
                 raise DataError(f"{origin}: could not load ({type(exc).__name__}: {exc}).") from exc
-            missing = [c for c in columns if ds.column_names is not None and c not in ds.column_names]
+            missing = [
+                c for c in columns if ds.column_names is not None and c not in ds.column_names
+            ]
             if missing:
                 raise DataError(f"{origin}: missing column(s) {missing}.")
             row = 0
@@ -307,7 +340,8 @@ def resolve_source(spec: str) -> Source:
             from codefu_data.sample import sample_dataset_dir
         except ImportError as exc:
             raise DataError(
-                "the shipped sample dataset (codefu_data.sample) is not installed; pass --source DIR."
+                "the shipped sample dataset (codefu_data.sample) is not installed; "
+                "pass --source DIR."
             ) from exc
         return resolve_source(str(sample_dataset_dir()))
     path = Path(spec).expanduser()
@@ -319,14 +353,17 @@ def resolve_source(spec: str) -> Source:
         elif path.suffix in (".jsonl", ".json"):
             fmt = "jsonl"
         else:
-            raise DataError(f"{path}: unsupported file type {path.suffix!r}; use .parquet or .jsonl.")
+            raise DataError(
+                f"{path}: unsupported file type {path.suffix!r}; use .parquet or .jsonl."
+            )
         return LocalSource([RawFile(path, split_of(path) or "train", fmt)], str(path))
     looks_like_hub = _HUB_ID_RE.match(spec) and not spec.startswith((".", "/", "~"))
     if looks_like_hub and not path.parent.is_dir():  # `existing_dir/typo` is a missing path
         return HubSource(spec)
     raise DataError(
         f"unknown source {spec!r}: not a file or directory, and not a hub id (owner/name); pass a "
-        "directory of parquet shards, a .parquet/.jsonl file, or a hub id such as deepmind/code_contests."
+        "directory of parquet shards, a .parquet/.jsonl file, or a hub id such as "
+        "deepmind/code_contests."
     )
 
 

@@ -9,7 +9,9 @@ from __future__ import annotations
 import pyarrow as pa
 
 TESTS_TYPE = pa.struct([("input", pa.list_(pa.string())), ("output", pa.list_(pa.string()))])
-SOLUTIONS_TYPE = pa.struct([("language", pa.list_(pa.int64())), ("solution", pa.list_(pa.string()))])
+SOLUTIONS_TYPE = pa.struct(
+    [("language", pa.list_(pa.int64())), ("solution", pa.list_(pa.string()))]
+)
 TIME_LIMIT_TYPE = pa.struct([("seconds", pa.int64()), ("nanos", pa.int64())])
 
 # Every column of Hugging Face `deepmind/code_contests`, with the types its parquet shards use.

@@ -30,10 +30,33 @@ FLAW_KINDS = {
     8: "no_tests",
 }
 RATINGS = list(range(800, 3600, 100))
-_WORDS = (
-    "given array integers find minimum maximum number ways modulo query segment tree graph "
-    "vertices edges path string substring palindrome print answer each test case output"
-).split()
+_WORDS = [
+    "given",
+    "array",
+    "integers",
+    "find",
+    "minimum",
+    "maximum",
+    "number",
+    "ways",
+    "modulo",
+    "query",
+    "segment",
+    "tree",
+    "graph",
+    "vertices",
+    "edges",
+    "path",
+    "string",
+    "substring",
+    "palindrome",
+    "print",
+    "answer",
+    "each",
+    "test",
+    "case",
+    "output",
+]
 
 
 @dataclass(frozen=True)
@@ -48,7 +71,7 @@ class SyntheticSpec:
 
 
 def split_sizes(total: int) -> dict[str, int]:
-    """CodeContests' proportions (13,328 / 117 / 165), at least one problem per split (two in test)."""
+    """CodeContests' proportions (13,328 / 117 / 165); at least 1 valid and 2 test problems."""
     valid = max(1, round(total * 117 / 13610))
     test = max(2, round(total * 165 / 13610))
     return {"train": max(1, total - valid - test), "valid": valid, "test": test}
@@ -57,7 +80,7 @@ def split_sizes(total: int) -> dict[str, int]:
 class _Text:
     """Fast pseudo-random numeric text, sliced from one pre-built block."""
 
-    def __init__(self, seed: int, size: int = 1 << 20) -> None:
+    def __init__(self, seed: int, size: int = 4 << 20) -> None:
         rng = random.Random(seed)
         parts: list[str] = []
         length = 0
@@ -84,10 +107,15 @@ def _statement(rng: random.Random, i: int) -> str:
 
 def _tests(text: _Text, count: int, total_bytes: int) -> dict[str, list[str]]:
     per = max(2, total_bytes // max(1, count) // 2)
-    return {"input": [text.take(per) for _ in range(count)], "output": [text.take(per // 4 + 1) for _ in range(count)]}
+    return {
+        "input": [text.take(per) for _ in range(count)],
+        "output": [text.take(per // 4 + 1) for _ in range(count)],
+    }
 
 
-def _row(i: int, split: str, spec: SyntheticSpec, rng: random.Random, text: _Text) -> dict[str, Any]:
+def _row(
+    i: int, split: str, spec: SyntheticSpec, rng: random.Random, text: _Text
+) -> dict[str, Any]:
     private_bytes = int(spec.test_bytes_per_problem * (1 - spec.generated_fraction))
     generated_bytes = spec.test_bytes_per_problem - private_bytes
     row: dict[str, Any] = {
@@ -163,7 +191,9 @@ def write_synthetic(root: Path, spec: SyntheticSpec | None = None) -> dict[str, 
                         if spec.flaws and split == "test" and i == 0 and 10 in train_rows:
                             row["name"] = train_rows[10]["name"]
                         if spec.flaws and split == "test" and i == 1 and 11 in train_rows:
-                            row["description"] = "  " + train_rows[11]["description"].upper().replace(" ", "   ")
+                            row["description"] = "  " + train_rows[11][
+                                "description"
+                            ].upper().replace(" ", "   ")
                         rows.append(row)
                         i += 1
                     writer.write_table(pa.Table.from_pylist(rows, schema=RAW_SCHEMA))

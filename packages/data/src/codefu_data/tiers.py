@@ -10,6 +10,8 @@ names.
 
 from __future__ import annotations
 
+import itertools
+
 from codefu_data.config import DataConfig, TierRange
 from codefu_data.schema import CODEFORCES_SOURCE
 
@@ -23,7 +25,7 @@ TIER_REASONS = (NOT_CODEFORCES, CF_RATING_MISSING, CF_RATING_BELOW_MIN, CF_RATIN
 def check_tiers(tiers: dict[str, TierRange]) -> None:
     """Raise ValueError when two tiers overlap (a problem must have exactly one tier)."""
     ordered = sorted(tiers.items(), key=lambda kv: (kv[1].min_rating, kv[1].max_rating))
-    for (a, ra), (b, rb) in zip(ordered, ordered[1:], strict=False):
+    for (a, ra), (b, rb) in itertools.pairwise(ordered):
         if rb.min_rating <= ra.max_rating:
             raise ValueError(
                 f"data.tiers.{a} [{ra.min_rating}, {ra.max_rating}] overlaps data.tiers.{b} "
@@ -31,7 +33,9 @@ def check_tiers(tiers: dict[str, TierRange]) -> None:
             )
 
 
-def assign_tier(source: int | None, cf_rating: int | None, cfg: DataConfig) -> tuple[str | None, str | None]:
+def assign_tier(
+    source: int | None, cf_rating: int | None, cfg: DataConfig
+) -> tuple[str | None, str | None]:
     """(tier, None) for a kept problem, (None, reason) for a dropped one."""
     if source != CODEFORCES_SOURCE:
         if cfg.other_sources == "exclude":

@@ -44,7 +44,9 @@ class Decision:
     kept_tests: tuple[int, ...]  # indices (public first, then private) of the tests kept
 
 
-def decide(solution_verdicts: Sequence[Sequence[str] | None], n_tests: int, max_dropped_fraction: float) -> Decision:
+def decide(
+    solution_verdicts: Sequence[Sequence[str] | None], n_tests: int, max_dropped_fraction: float
+) -> Decision:
     """Decide from per-solution verdict lists (None: that solution did not compile)."""
     runs = [list(v) for v in solution_verdicts if v is not None]
     if not runs:
@@ -112,7 +114,9 @@ class Validator:
             return []
         langs = solutions.get("language") or []
         codes = solutions.get("solution") or []
-        picked = [code for lang, code in zip(langs, codes, strict=False) if lang == CPP_LANGUAGE and code]
+        picked = [
+            code for lang, code in zip(langs, codes, strict=False) if lang == CPP_LANGUAGE and code
+        ]
         return picked[: self.cfg.validate_max_solutions]
 
     def run(self, candidates: Sequence[Candidate]) -> list[Decision | None]:
@@ -129,7 +133,9 @@ class Validator:
             limits = Limits(time_seconds=cand.time_seconds, memory_bytes=cand.memory_bytes)
             for src in sources:
                 submissions.append(
-                    Submission(source=src, tests=tests, limits=limits, checker=self.cfg.validate_checker)
+                    Submission(
+                        source=src, tests=tests, limits=limits, checker=self.cfg.validate_checker
+                    )
                 )
                 owners.append(i)
         workers = self.cfg.validate_workers or None

@@ -1,0 +1,36 @@
+"""The CodeFu reference parquet (CODEFU_REAL_DATA) has our processed schema."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from codefu_data.reader import read_processed
+from codefu_data.schema import OUTPUT_SCHEMA
+
+pytestmark = pytest.mark.real_data
+
+
+def _reference_dir() -> Path:
+    root = os.environ.get("CODEFU_REAL_DATA")
+    if not root:
+        pytest.skip("CODEFU_REAL_DATA is not set")
+    path = Path(root) / "codefu_easy"
+    if not path.is_dir():
+        pytest.skip(f"{path} does not exist")
+    return path
+
+
+@pytest.mark.parametrize("split", ["train", "test"])
+def test_reference_schema_equals_ours(split: str) -> None:
+    table = read_processed(_reference_dir() / f"{split}.parquet")  # raises on any type difference
+    ours = OUTPUT_SCHEMA.remove(OUTPUT_SCHEMA.get_field_index("extra_info"))
+    assert table.schema.remove_metadata() == ours  # the reference has no extra_info column
+    rows = table.slice(0, 50).to_pylist()
+    for row in rows:
+        assert row["data_source"] == "code_contests" and row["ability"] == "coding-cp"
+        assert row["prompt"][0]["role"] == "user" and "<think>" in row["prompt"][0]["content"]
+        gt = row["reward_model"]["ground_truth"]
+        assert 800 <= gt["cf_rating"] <= 1000 and gt["private_tests"]["input"]
