@@ -6,15 +6,15 @@ derived from it that must get exactly one verdict each: `wa.cpp` (a logic bug),
 `tle.cpp` (a loop or sleep far beyond the limit), `re.cpp` (a crash or a non-zero
 exit), `mle.cpp` (allocates several times the memory limit) and `ce.cpp` (does not
 compile). Each is judged with the problem's own time and memory limits on its real
-tests from `$CODEFU_REAL_DATA/codefu_easy/{train,test}.parquet`; the module is
-skipped when `CODEFU_REAL_DATA` is unset.
+tests from `$CODEFU_REAL_DATA/codefu_easy/{train,test}.parquet` by the suite's
+shared `judge` fixture (conftest.py); skipped when `CODEFU_REAL_DATA` is unset.
 """
 
 from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -93,17 +93,6 @@ def problems() -> dict[str, Problem]:
     return _load_problems(Path(REAL_DATA))
 
 
-@pytest.fixture(scope="module")
-def accuracy_judge(
-    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[Judge]:
-    """The suite's shared `judge` fixture when conftest provides one, else a fresh Judge."""
-    try:
-        yield request.getfixturevalue("judge")
-    except pytest.FixtureLookupError:
-        yield Judge(cache_dir=tmp_path_factory.mktemp("accuracy-cache"))
-
-
 def _describe(report: JudgeReport) -> str:
     """A failure message that shows what the judge saw."""
     lines = [f"verdict {report.verdict} ({report.passed}/{report.total} passed)"]
@@ -140,12 +129,12 @@ def test_manifest_lists_complete_problem_folders() -> None:
 @pytest.mark.parametrize("variant", list(EXPECTED))
 @pytest.mark.parametrize("slug", sorted(MANIFEST))
 def test_real_solution_gets_exact_verdict(
-    accuracy_judge: Judge, problems: dict[str, Problem], slug: str, variant: str
+    judge: Judge, problems: dict[str, Problem], slug: str, variant: str
 ) -> None:
     problem = problems[slug]
     source = (SOLUTIONS / slug / f"{variant}.cpp").read_text()
     expected = EXPECTED[variant]
-    report = accuracy_judge.judge(
+    report = judge.judge(
         source,
         problem.tests,
         problem.limits,

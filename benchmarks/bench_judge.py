@@ -1,0 +1,339 @@
+"""Judge benchmark (`nox -s bench -- judge`): compile latency, run overhead, verdict stability.
+
+Three measurements, each compared with a baseline measured in the same run:
+
+1. Compile latency of typical `bits/stdc++.h` solutions (benchmarks/solutions/typical)
+   with the precompiled header and without it, each in a fresh cache directory (the
+   one-off PCH build is excluded by a warm-up compile), and the latency of a cache hit.
+   Targets: PCH >= 3x faster, p50 with PCH <= 0.35 s, cache hit <= 5 ms.
+2. Added run overhead per test: the judge running a trivial binary on N tests against a
+   bare `subprocess.run` of the same binary N times. Target <= 3 ms.
+3. Verdict stability: AC solutions and TLE-borderline spinners (calibrated to a fraction
+   of the time limit on this machine) judged alone, then with the CPUs 4x oversubscribed
+   by busy processes this script starts (and always stops). Target: zero changes.
+
+Prints a table per part with PASS/MISS per target and a final line of key figures. Exits
+non-zero only when something could not be measured (a compile failed, a known-correct
+solution was not accepted), never because a target was missed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from types import FrameType
+
+from codefu_sandbox import CompilerConfig, Judge, Limits, TestCase, Verdict, usable_cpus
+
+HERE = Path(__file__).resolve().parent
+SOLUTIONS = HERE / "solutions"
+TYPICAL = SOLUTIONS / "typical"
+LIMITS = Limits(time_seconds=1.0, memory_bytes=256 << 20)
+# Fractions of the time limit that the spinner burns in CPU time: under it → AC, over → TLE.
+AC_FRACTIONS = (0.4, 0.6)
+TLE_FRACTIONS = (1.5, 2.5)
+# A busy process that exits by itself as soon as its parent (this script) is gone.
+LOAD_PROGRAM = (
+    "import os\nparent = os.getppid()\nwhile os.getppid() == parent:\n"
+    "    for _ in range(200000):\n        pass\n"
+)
+
+
+class BenchError(RuntimeError):
+    """Something could not be measured; the benchmark exits non-zero."""
+
+
+@dataclass
+class Target:
+    name: str
+    value: float
+    goal: float
+    unit: str
+    higher_is_better: bool = False
+
+    @property
+    def met(self) -> bool:
+        return self.value >= self.goal if self.higher_is_better else self.value <= self.goal
+
+    def line(self) -> str:
+        op = ">=" if self.higher_is_better else "<="
+        status = "PASS" if self.met else "MISS"
+        goal = f"{op} {self.goal:g}{self.unit}"
+        return f"  [{status}] {self.name}: {self.value:.3f}{self.unit} (target {goal})"
+
+
+def p50(values: Sequence[float]) -> float:
+    return statistics.median(values)
+
+
+def table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
+    cells = [[str(h) for h in headers], *[[str(c) for c in row] for row in rows]]
+    widths = [max(len(row[i]) for row in cells) for i in range(len(headers))]
+    lines = ["  " + "  ".join(c.ljust(w) for c, w in zip(cells[0], widths, strict=True))]
+    lines.append("  " + "  ".join("-" * w for w in widths))
+    for row in cells[1:]:
+        lines.append("  " + "  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)))
+    return "\n".join(lines)
+
+
+def typical_sources() -> dict[str, str]:
+    sources = {p.stem: p.read_text() for p in sorted(TYPICAL.glob("*.cpp"))}
+    if len(sources) < 10:
+        raise BenchError(f"need at least 10 typical solutions in {TYPICAL}, found {len(sources)}")
+    return sources
+
+
+def typical_tests() -> dict[str, list[TestCase]]:
+    raw = json.loads((SOLUTIONS / "typical_tests.json").read_text())
+    return {name: [TestCase(t["input"], t["output"]) for t in tests] for name, tests in raw.items()}
+
+
+# ---------------------------------------------------------------------- 1. compile
+def bench_compile(sources: dict[str, str], work: Path) -> tuple[list[Target], dict[str, float]]:
+    timings: dict[str, dict[str, float]] = {name: {} for name in sources}
+    pch_used: dict[str, bool] = {}
+    hits: list[float] = []
+    for mode, use_pch in (("pch", True), ("no_pch", False)):
+        judge = Judge(work / f"cache-{mode}", compiler=CompilerConfig(use_pch=use_pch))
+        # Warm-up: builds the sandbox launcher and (with PCH) the precompiled header once.
+        warm, _ = judge.compiler.compile("#include <bits/stdc++.h>\nint main() { return 0; }\n")
+        if not warm.ok:
+            raise BenchError(f"warm-up compile failed ({mode}): {warm.diagnostics[:500]}")
+        for name, source in sources.items():
+            started = time.perf_counter()
+            result, binary = judge.compiler.compile(source)
+            elapsed = time.perf_counter() - started
+            if not result.ok or binary is None:
+                raise BenchError(f"{name}.cpp did not compile ({mode}): {result.diagnostics[:500]}")
+            if result.cached:
+                raise BenchError(f"{name}.cpp came from the cache in a fresh cache dir ({mode})")
+            timings[name][mode] = elapsed
+            if use_pch:
+                pch_used[name] = result.pch_used
+        if use_pch:
+            for source in sources.values():
+                started = time.perf_counter()
+                result, _ = judge.compiler.compile(source)
+                hits.append(time.perf_counter() - started)
+                if not result.cached:
+                    raise BenchError("a second compile of the same source missed the cache")
+    rows = [
+        [
+            name,
+            f"{t['no_pch']:.3f}",
+            f"{t['pch']:.3f}",
+            f"{t['no_pch'] / t['pch']:.1f}x",
+            "yes" if pch_used[name] else "NO",
+        ]
+        for name, t in timings.items()
+    ]
+    with_pch = p50([t["pch"] for t in timings.values()])
+    without = p50([t["no_pch"] for t in timings.values()])
+    hit = p50(hits)
+    rows.append(["p50", f"{without:.3f}", f"{with_pch:.3f}", f"{without / with_pch:.1f}x", ""])
+    print("\n== 1. Compile latency (s), fresh cache dir per mode, PCH build excluded")
+    print(table(["solution", "no PCH", "PCH", "speed-up", "PCH used"], rows))
+    print(f"  cache hit: p50 {hit * 1000:.2f} ms, max {max(hits) * 1000:.2f} ms over {len(hits)}")
+    targets = [
+        Target("PCH speed-up of compile p50", without / with_pch, 3.0, "x", higher_is_better=True),
+        Target("compile p50 with PCH", with_pch, 0.35, " s"),
+        Target("cache-hit latency p50", hit * 1000, 5.0, " ms"),
+    ]
+    figures = {
+        "compile_p50_pch_s": with_pch,
+        "compile_p50_nopch_s": without,
+        "pch_speedup": without / with_pch,
+        "cache_hit_ms": hit * 1000,
+    }
+    return targets, figures
+
+
+# ---------------------------------------------------------------------- 2. overhead
+def bench_overhead(judge: Judge, tests_per_round: int, rounds: int) -> tuple[list[Target], float]:
+    source = (SOLUTIONS / "echo.cpp").read_text()
+    result, binary = judge.compiler.compile(source)
+    if not result.ok or binary is None:
+        raise BenchError(f"echo.cpp did not compile: {result.diagnostics[:500]}")
+    tests = [TestCase(f"{i}\n", f"{i}\n") for i in range(tests_per_round)]
+    bare: list[float] = []
+    judged: list[float] = []
+    for _ in range(rounds):
+        started = time.perf_counter()
+        for test in tests:
+            done = subprocess.run(
+                [str(binary)], input=test.input.encode(), capture_output=True, check=False
+            )
+            if done.stdout.decode().split() != test.output.split():
+                raise BenchError("the bare run of echo.cpp printed the wrong answer")
+        bare.append((time.perf_counter() - started) / len(tests))
+        started = time.perf_counter()
+        report = judge.judge(source, tests, LIMITS)
+        judged.append((time.perf_counter() - started) / len(tests))
+        if report.verdict != Verdict.AC:
+            raise BenchError(f"echo.cpp was judged {report.verdict}, expected AC")
+    bare_ms, judged_ms = p50(bare) * 1000, p50(judged) * 1000
+    overhead = judged_ms - bare_ms
+    print(
+        f"\n== 2. Run overhead per test ({rounds} rounds x {tests_per_round} tests, p50 of rounds)"
+    )
+    print(
+        table(
+            ["runner", "ms / test"],
+            [
+                ["bare subprocess.run", f"{bare_ms:.2f}"],
+                [f"judge ({judge.isolation})", f"{judged_ms:.2f}"],
+                ["added by the judge", f"{overhead:.2f}"],
+            ],
+        )
+    )
+    return [Target("added run overhead per test", overhead, 3.0, " ms")], overhead
+
+
+# ---------------------------------------------------------------------- 3. stability
+@dataclass
+class Case:
+    name: str
+    source: str
+    tests: list[TestCase]
+    expected: Verdict
+
+
+def spin_rate(judge: Judge, source: str) -> float:
+    """Loop iterations per CPU second of solutions/spin.cpp on this machine."""
+    iterations = 200_000_000
+    report = judge.judge(source, [TestCase(f"{iterations}\n", "done\n")], Limits(20.0, 256 << 20))
+    if report.verdict != Verdict.AC or report.tests[0].cpu_seconds <= 0:
+        raise BenchError(f"calibrating spin.cpp failed: {report.verdict}")
+    return iterations / report.tests[0].cpu_seconds
+
+
+@contextmanager
+def cpu_load(processes: int) -> Iterator[None]:
+    """`processes` busy Python processes for the duration of the block, always stopped."""
+    started: list[subprocess.Popen[bytes]] = []
+    previous = signal.getsignal(signal.SIGTERM)
+
+    def stop(signum: int, frame: FrameType | None) -> None:
+        raise KeyboardInterrupt(f"signal {signum}")
+
+    signal.signal(signal.SIGTERM, stop)
+    try:
+        for _ in range(processes):
+            started.append(subprocess.Popen([sys.executable, "-c", LOAD_PROGRAM]))
+        time.sleep(0.5)  # let the scheduler spread them
+        yield
+    finally:
+        for proc in started:
+            proc.kill()
+        for proc in started:
+            proc.wait()
+        signal.signal(signal.SIGTERM, previous)
+
+
+def judge_cases(judge: Judge, cases: Sequence[Case]) -> list[tuple[Verdict, float, float]]:
+    out = []
+    for case in cases:
+        report = judge.judge(case.source, case.tests, LIMITS, stop_on_first_failure=True)
+        cpu = max((t.cpu_seconds for t in report.tests), default=0.0)
+        wall = max((t.wall_seconds for t in report.tests), default=0.0)
+        out.append((report.verdict, cpu, wall))
+    return out
+
+
+def bench_stability(
+    judge: Judge, sources: dict[str, str], tests: dict[str, list[TestCase]], factor: int
+) -> tuple[list[Target], int]:
+    spin = (SOLUTIONS / "spin.cpp").read_text()
+    rate = spin_rate(judge, spin)
+    cases = [Case(name, sources[name], tests[name], Verdict.AC) for name in sources]
+    for fraction in (*AC_FRACTIONS, *TLE_FRACTIONS):
+        iterations = int(rate * LIMITS.time_seconds * fraction)
+        expected = Verdict.AC if fraction < 1 else Verdict.TLE
+        cases.append(
+            Case(f"spin {fraction:g}x TL", spin, [TestCase(f"{iterations}\n", "done\n")], expected)
+        )
+    alone = judge_cases(judge, cases)
+    wrong = [c.name for c, (v, _, _) in zip(cases, alone, strict=True) if v != c.expected]
+    if wrong:
+        raise BenchError(f"judged alone, these did not get their expected verdict: {wrong}")
+    load = factor * usable_cpus()
+    with cpu_load(load):
+        loaded = judge_cases(judge, cases)
+    rows = []
+    changes = 0
+    for case, (v1, cpu1, wall1), (v2, cpu2, wall2) in zip(cases, alone, loaded, strict=True):
+        changed = v1 != v2
+        changes += changed
+        rows.append(
+            [
+                case.name,
+                v1,
+                f"{cpu1:.3f}/{wall1:.3f}",
+                v2,
+                f"{cpu2:.3f}/{wall2:.3f}",
+                "CHANGED" if changed else "",
+            ]
+        )
+    print(
+        f"\n== 3. Verdict stability: alone vs {load} busy processes on {usable_cpus()} CPUs "
+        f"(TL {LIMITS.time_seconds:g} s; spinner {rate / 1e6:.0f}M iterations per CPU second)"
+    )
+    print(table(["case", "alone", "cpu/wall s", f"{factor}x load", "cpu/wall s", "change"], rows))
+    return [Target("verdict changes under load", changes, 0, "")], changes
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tests-per-round", type=int, default=100)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--load-factor", type=int, default=4)
+    args = parser.parse_args(argv)
+    started = time.perf_counter()
+    print(f"Judge benchmark: {usable_cpus()} usable CPUs, load average {os.getloadavg()[0]:.1f}")
+    targets: list[Target] = []
+    try:
+        with tempfile.TemporaryDirectory(prefix="codefu-bench-judge-") as tmp:
+            work = Path(tmp)
+            sources = typical_sources()
+            compile_targets, figures = bench_compile(sources, work)
+            targets += compile_targets
+            judge = Judge(work / "cache-pch")  # reuses the warm PCH and binaries of part 1
+            overhead_targets, overhead = bench_overhead(judge, args.tests_per_round, args.rounds)
+            targets += overhead_targets
+            stability_targets, changes = bench_stability(
+                judge, sources, typical_tests(), args.load_factor
+            )
+            targets += stability_targets
+    except BenchError as exc:
+        print(f"\nERROR: {exc}", file=sys.stderr)
+        return 1
+    print("\n== Targets")
+    for target in targets:
+        print(target.line())
+    print(
+        "\nKEY judge: "
+        f"compile_p50_pch={figures['compile_p50_pch_s']:.3f}s "
+        f"compile_p50_nopch={figures['compile_p50_nopch_s']:.3f}s "
+        f"pch_speedup={figures['pch_speedup']:.1f}x "
+        f"cache_hit={figures['cache_hit_ms']:.2f}ms "
+        f"run_overhead={overhead:.2f}ms/test "
+        f"verdict_changes_under_load={changes} "
+        f"targets_met={sum(t.met for t in targets)}/{len(targets)} "
+        f"wall={time.perf_counter() - started:.0f}s"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
