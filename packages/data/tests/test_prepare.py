@@ -283,3 +283,13 @@ def test_jsonl_source_and_its_errors(
 def test_raw_schema_has_every_codecontests_column() -> None:
     assert len(RAW_SCHEMA) == 20
     assert {"generated_tests", "incorrect_solutions", "cf_tags"} <= set(RAW_SCHEMA.names)
+
+
+def test_hub_id_without_datasets_says_what_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    from codefu_data.reader import resolve_source
+
+    monkeypatch.setitem(sys.modules, "datasets", None)  # import now raises ImportError
+    with pytest.raises(DataError, match=r"codefu-data\[hub\]"):
+        resolve_source("deepmind/code_contests")
