@@ -329,3 +329,13 @@ def test_fast_io_on_ten_megabytes_passes(judge: Judge) -> None:
     }"""
     report = run(judge, body, [TestCase(data, expected)], limits=Limits(2.0, 256 * MiB))
     assert report.verdict is Verdict.AC, report.to_dict()
+
+
+@pytest.mark.netns
+def test_network_namespace_layer(judge: Judge, listener: Any) -> None:
+    if os.geteuid() != 0:
+        pytest.skip("network namespaces need root here")
+    netns_judge = Judge(judge.cache_dir, netns=True)
+    assert netns_judge.isolation.endswith("+netns")
+    ok = run(netns_judge, 'int main() { puts("fine"); }', [TestCase("", "fine\n")])
+    assert ok.verdict is Verdict.AC and ok.isolation.endswith("+netns")
