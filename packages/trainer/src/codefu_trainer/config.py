@@ -25,7 +25,8 @@ SAGEMAKER_CHECKPOINT_DIR = "/opt/ml/checkpoints"
 class ClusterKind(enum.Enum):
     """Where a run executes."""
 
-    local = "local"  # veRL on this machine's GPUs (or, inside a SageMaker job, on the job's Ray cluster)
+    # veRL on this machine's GPUs (inside a SageMaker job: on the job's Ray cluster)
+    local = "local"
     cpu = "cpu"  # the CPU rehearsal (TRL GRPOTrainer + tiny model)
     sagemaker = "sagemaker"  # submit a SageMaker training job that runs `local` inside
 

@@ -97,7 +97,7 @@ def check_keys(
         walked: list[str] = []
         for part in ov.key.split("."):
             if isinstance(node, DictConfig):
-                keys = [str(k) for k in node.keys()]
+                keys = [str(k) for k in node]
                 if part not in keys:
                     here = (
                         prefix + ".".join(walked)

@@ -73,7 +73,8 @@ def compose_train(
 
     if not (conf_dir / f"{config_name}.yaml").is_file():
         raise ConfigError(
-            f"No {config_name}.yaml in {conf_dir}: pass --config-dir pointing at the repository's conf/."
+            f"No {config_name}.yaml in {conf_dir}: pass --config-dir pointing at the "
+            "repository's conf/."
         )
     register_configs()
     check_group_choices(conf_dir, ours, GROUPS)
@@ -139,13 +140,13 @@ def check_train_config(cfg: TrainConfig) -> None:
             )
             if train_hosts != c.nnodes:
                 raise ConfigError(
-                    f"cluster={c.name}: cluster.nnodes={c.nnodes} but the instance groups with role "
-                    f"train have {train_hosts} hosts; make them equal."
+                    f"cluster={c.name}: cluster.nnodes={c.nnodes} but the instance groups with "
+                    f"role train have {train_hosts} hosts; make them equal."
                 )
             if sm.head_instance_group not in names:
                 raise ConfigError(
-                    f"cluster.sagemaker.head_instance_group={sm.head_instance_group!r} is not one of "
-                    f"the instance groups {names}."
+                    f"cluster.sagemaker.head_instance_group={sm.head_instance_group!r} is not "
+                    f"one of the instance groups {names}."
                 )
         elif sm.instance_count != c.nnodes:
             raise ConfigError(
@@ -188,7 +189,7 @@ def compose_run(
     verl: DictConfig | None = None
     if with_verl:
         gpus = cfg.cluster.gpus_per_node or gpus_detected or 1
-        verl = build_verl_config(cfg, conf_dir, run_dir, theirs, gpus)
+        verl = build_verl_config(cfg, conf_dir, run_dir, theirs, gpus_per_node=gpus)
         if cfg.cluster.kind is not ClusterKind.cpu:
             validate_verl_config(verl)
     return ComposedRun(cfg, node, verl, run_dir, conf_dir, list(overrides))
@@ -216,8 +217,8 @@ def require_data(cfg: TrainConfig) -> None:
     if missing:
         raise PrerequisiteError(
             f"No prepared data for tier {cfg.data.tier!r}: {', '.join(map(str, missing))} missing. "
-            f"Run `nox -s prepare` first (it writes {cfg.data.out_dir}/<tier>/{{train,test}}.parquet), "
-            "or point data.out_dir at a prepared dataset."
+            f"Run `nox -s prepare` first (it writes {cfg.data.out_dir}/<tier>/"
+            "{train,test}.parquet), or point data.out_dir at a prepared dataset."
         )
 
 
@@ -241,7 +242,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         prog="codefu-train",
         description=(
             "Compose conf/train.yaml + conf/verl/grpo.yaml and train: cluster=local (veRL on "
-            "this machine's GPUs), cluster=cpu (CPU rehearsal), cluster=sagemaker_* (submit a job). "
+            "this machine's GPUs), cluster=cpu (CPU rehearsal), cluster=sagemaker_* (submit a "
+            "job). "
             "Overrides whose first key is cluster/data/reward/model/run/rehearsal are ours; others "
             "go to veRL (prefix verl. for veRL's own data./reward./model. keys)."
         ),

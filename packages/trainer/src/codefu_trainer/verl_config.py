@@ -6,6 +6,7 @@ conf/verl only (veRL's `data`, `reward`, `model` groups would clash with ours).
 
 from __future__ import annotations
 
+import json
 import warnings
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -39,7 +40,14 @@ def derived_values(
 ) -> dict[str, Any]:
     """veRL keys set from our config: data files, nodes/GPUs, model, checkpoints, tracking."""
     train, test = data_files(cfg)
-    env_vars = {"MLFLOW_TRACKING_URI": mlflow_tracking_uri(cfg.run.tracking, run_dir)}
+    reward = OmegaConf.to_container(
+        OmegaConf.structured(cfg.reward), resolve=True, enum_to_str=True
+    )
+    env_vars = {
+        "MLFLOW_TRACKING_URI": mlflow_tracking_uri(cfg.run.tracking, run_dir),
+        # Read by codefu_trainer.verl_reward in every reward worker.
+        "CODEFU_REWARD_CONFIG": json.dumps(reward, sort_keys=True),
+    }
     values: dict[str, Any] = {
         "data.train_files": [str(train)],
         "data.val_files": [str(test)],
@@ -86,6 +94,7 @@ def build_verl_config(
     conf_dir: Path,
     run_dir: Path,
     user_overrides: Sequence[Override],
+    *,
     gpus_per_node: int,
     env: Mapping[str, str] | None = None,
 ) -> DictConfig:

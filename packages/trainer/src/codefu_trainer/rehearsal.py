@@ -1,0 +1,339 @@
+"""The CPU rehearsal (`cluster=cpu`): the GRPO loop end to end on a CPU-only machine.
+
+prompts from the prepared dataset → responses sampled from a tiny random model (byte-level
+tokenizer) → our Ray-dispatched judge (`RewardService`, the same code veRL's reward calls)
+→ group-relative advantages → PPO-clip policy update with a KL loss to the reference → a
+checkpoint per step → metrics under veRL's names (console table, metrics.jsonl, MLflow).
+
+The single-machine loop is TRL's `GRPOTrainer`. One rehearsal step is one veRL step: one
+generation batch (`prompts_per_step` x `num_generations`) followed by `MINI_BATCHES` PPO
+mini-batch updates (veRL's ppo_mini_batch_size < train_batch_size), so the second update
+is off-policy and `actor/ppo_kl` and `actor/pg_clipfrac` measure something.
+Algorithm settings (lr, KL coefficient, clip ratio, entropy coefficient, group-std
+normalisation) are read from the composed veRL config, so both paths share them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from omegaconf import DictConfig, OmegaConf
+
+from codefu_trainer.config import (
+    ModelKind,
+    TrainConfig,
+    checkpoint_dir,
+    final_model_dir,
+    mlflow_tracking_uri,
+)
+from codefu_trainer.tracking import Tracker
+
+MINI_BATCHES = 2  # PPO updates per generation batch
+VERDICTS = ("AC", "WA", "TLE", "MLE", "RE", "OLE", "CE", "SV", "IE", "NO_CODE", "DEADLINE")
+
+
+def load_prompts(
+    train_file: Path, max_prompt_chars: int, limit: int | None = None
+) -> list[dict[str, Any]]:
+    """Rows of a prepared parquet (Contract 2) as {prompt, ground_truth (JSON), name}.
+
+    A prompt longer than `max_prompt_chars` keeps its beginning (the instruction and the
+    start of the statement): the tiny model's context is short.
+    """
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(train_file, columns=["prompt", "reward_model", "extra_info"])
+    rows: list[dict[str, Any]] = []
+    for row in table.to_pylist():
+        messages = [
+            {"role": m["role"], "content": m["content"][:max_prompt_chars]} for m in row["prompt"]
+        ]
+        rows.append(
+            {
+                "prompt": messages,
+                "ground_truth": json.dumps(row["reward_model"]["ground_truth"]),
+                "name": (row.get("extra_info") or {}).get("name", ""),
+            }
+        )
+        if limit is not None and len(rows) >= limit:
+            break
+    if not rows:
+        raise ValueError(f"{train_file} has no rows; run `nox -s prepare` again.")
+    return rows
+
+
+def latest_checkpoint(ckpt_dir: Path) -> Path | None:
+    """The newest complete `checkpoint-N` directory (it has trainer_state.json)."""
+    best: tuple[int, Path] | None = None
+    for p in ckpt_dir.glob("checkpoint-*"):
+        suffix = p.name.removeprefix("checkpoint-")
+        complete = suffix.isdigit() and (p / "trainer_state.json").is_file()
+        if complete and (best is None or int(suffix) > best[0]):
+            best = (int(suffix), p)
+    return best[1] if best else None
+
+
+class JudgeReward:
+    """A TRL reward function backed by RewardService; keeps each batch's results for metrics."""
+
+    __name__ = "codefu_judge"
+
+    def __init__(self, service: Any) -> None:
+        self.service = service
+        self.last: list[dict[str, Any]] = []
+        self.last_seconds = 0.0
+
+    def __call__(
+        self, prompts: Sequence[Any], completions: Sequence[Any], **kwargs: Any
+    ) -> list[float]:
+        texts = [c[-1]["content"] if isinstance(c, list) else str(c) for c in completions]
+        truths = [json.loads(g) for g in kwargs["ground_truth"]]
+        start = time.perf_counter()
+        self.last = self.service.score(texts, truths)
+        self.last_seconds = time.perf_counter() - start
+        return [float(r["score"]) for r in self.last]
+
+
+def score_metrics(results: Sequence[Mapping[str, Any]]) -> dict[str, float]:
+    """veRL's critic/score/* plus the judge's verdict mix (fractions) from reward dicts."""
+    if not results:
+        return {}
+    scores = [float(r["score"]) for r in results]
+    n = len(results)
+    out = {
+        "critic/score/mean": sum(scores) / n,
+        "critic/score/max": max(scores),
+        "critic/score/min": min(scores),
+        "critic/rewards/mean": sum(scores) / n,
+        "judge/has_code": sum(int(r.get("has_code", 0)) for r in results) / n,
+        "judge/failure": sum(int(r.get("judge_failure", 0)) for r in results) / n,
+        "judge/tests_passed_frac": sum(
+            (r["passed"] / r["total"]) if r.get("total") else 0.0 for r in results
+        )
+        / n,
+    }
+    counts = Counter(str(r.get("verdict", "")) for r in results)
+    for verdict in sorted(set(VERDICTS) | set(counts)):
+        out[f"judge/verdict/{verdict}"] = counts.get(verdict, 0) / n
+    return out
+
+
+# TRL metric → veRL metric (means over the step's mini-batches).
+TRL_TO_VERL = {
+    "kl": "actor/kl_loss",
+    "entropy": "actor/entropy",
+    "clip_ratio/region_mean": "actor/pg_clipfrac",
+    "policy_loss": "actor/pg_loss",
+    "grad_norm": "actor/grad_norm",
+    "learning_rate": "actor/lr",
+    "completions/mean_length": "response_length/mean",
+    "completions/max_length": "response_length/max",
+    "completions/min_length": "response_length/min",
+    "completions/clipped_ratio": "response_length/clip_ratio",
+}
+
+
+def _make_trainer_class() -> type:
+    from trl import GRPOTrainer
+
+    class RehearsalGRPOTrainer(GRPOTrainer):
+        """GRPOTrainer that also measures veRL's actor/ppo_kl (old vs current policy)."""
+
+        _capture = False
+        _captured: Any = None
+        ppo_kls: list[float]
+
+        def _get_per_token_logps_and_entropies(self, *args: Any, **kwargs: Any) -> Any:
+            out = super()._get_per_token_logps_and_entropies(*args, **kwargs)
+            if self._capture and self._captured is None:
+                self._captured = out[0]
+            return out
+
+        def _compute_loss(self, model: Any, inputs: Any) -> Any:
+            self._capture, self._captured = True, None
+            try:
+                loss = super()._compute_loss(model, inputs)
+            finally:
+                self._capture = False
+            old = inputs.get("old_per_token_logps")
+            if self._captured is not None:
+                new = self._captured.detach()
+                mask = inputs["completion_mask"].float()
+                old_t = new if old is None else old
+                kl = ((old_t - new) * mask).sum() / mask.sum().clamp(min=1.0)
+                if not hasattr(self, "ppo_kls"):
+                    self.ppo_kls = []
+                self.ppo_kls.append(float(kl))
+            return loss
+
+    return RehearsalGRPOTrainer
+
+
+def _make_callback(reward: JudgeReward, tracker: Tracker, trainer_ref: list[Any]) -> Any:
+    from transformers import TrainerCallback
+
+    class VerlMetrics(TrainerCallback):
+        """Groups TRL's per-update logs into veRL steps and writes them under veRL names."""
+
+        def __init__(self) -> None:
+            self.pending: list[dict[str, float]] = []
+            self.step_start = time.perf_counter()
+
+        def on_log(
+            self, args: Any, state: Any, control: Any, logs: Any = None, **kwargs: Any
+        ) -> None:
+            if logs and "train_runtime" not in logs:
+                self.pending.append({k: v for k, v in logs.items() if isinstance(v, int | float)})
+
+        def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+            if state.global_step % MINI_BATCHES:
+                return
+            step = state.global_step // MINI_BATCHES
+            metrics: dict[str, float] = {}
+            for trl_key, verl_key in TRL_TO_VERL.items():
+                values = [p[trl_key] for p in self.pending if trl_key in p]
+                if values:
+                    metrics[verl_key] = sum(values) / len(values)
+            trainer = trainer_ref[0]
+            kls = getattr(trainer, "ppo_kls", [])
+            if kls:
+                metrics["actor/ppo_kl"] = sum(kls) / len(kls)
+                trainer.ppo_kls = []
+            metrics.update(score_metrics(reward.last))
+            metrics["timing_s/reward"] = reward.last_seconds
+            now = time.perf_counter()
+            metrics["timing_s/step"] = now - self.step_start
+            self.step_start = now
+            tracker.log(step, metrics)
+            self.pending = []
+
+    return VerlMetrics()
+
+
+def _algorithm_settings(verl: DictConfig) -> dict[str, Any]:
+    actor = verl.actor_rollout_ref.actor
+    return {
+        "learning_rate": float(actor.optim.lr),
+        "beta": float(actor.kl_loss_coef) if actor.use_kl_loss else 0.0,
+        "epsilon": float(actor.clip_ratio),
+        "entropy_coef": float(actor.entropy_coeff),
+        "scale_rewards": "group" if verl.algorithm.norm_adv_by_std_in_grpo else "none",
+    }
+
+
+def run(cfg: TrainConfig, verl: DictConfig, run_dir: Path) -> Path:
+    """Run the rehearsal; returns the final model directory."""
+    import ray
+    from datasets import Dataset
+    from transformers import AutoTokenizer, PrinterCallback
+    from transformers.utils import logging as hf_logging
+    from trl import GRPOConfig
+
+    from codefu_trainer.reward_service import RewardService
+    from codefu_trainer.tiny_model import write_tiny_model
+    from codefu_trainer.verl_config import data_files
+
+    hf_logging.disable_progress_bar()
+    r = cfg.rehearsal
+    run_dir.mkdir(parents=True, exist_ok=True)
+    if cfg.model.kind is ModelKind.tiny:
+        model_path = write_tiny_model(cfg.model.tiny, run_dir / "base_model")
+    else:
+        model_path = Path(cfg.model.path)
+    tokenizer = AutoTokenizer.from_pretrained(str(model_path))
+    train_file, _ = data_files(cfg)
+    rows = load_prompts(train_file, max_prompt_chars=r.max_prompt_tokens)
+    dataset = Dataset.from_list(rows)
+
+    algo = _algorithm_settings(verl)
+    ckpt_dir = checkpoint_dir(run_dir)
+    resume = latest_checkpoint(ckpt_dir) if r.resume else None
+    generation_batch = r.prompts_per_step * r.num_generations
+    if generation_batch % MINI_BATCHES:
+        raise ValueError(
+            f"rehearsal.prompts_per_step x rehearsal.num_generations = {generation_batch} must be "
+            f"a multiple of {MINI_BATCHES}: one generation batch is split into that many PPO "
+            "mini-batches."
+        )
+    per_update = generation_batch // MINI_BATCHES
+    args = GRPOConfig(
+        output_dir=str(ckpt_dir),
+        max_steps=r.steps * MINI_BATCHES,
+        per_device_train_batch_size=per_update,
+        gradient_accumulation_steps=1,
+        steps_per_generation=MINI_BATCHES,
+        num_generations=r.num_generations,
+        max_completion_length=r.max_completion_tokens,
+        temperature=r.temperature,
+        loss_type="dapo",  # token-mean over the batch, veRL's loss_agg_mode=token-mean
+        use_cpu=True,
+        bf16=False,
+        fp16=False,
+        logging_steps=1,
+        save_strategy="steps",
+        save_steps=r.save_steps * MINI_BATCHES,
+        report_to="none",
+        seed=cfg.run.seed,
+        dataloader_num_workers=0,
+        disable_tqdm=True,
+        **algo,
+    )
+    started_ray = not ray.is_initialized()
+    if started_ray:
+        # A cluster of our own unless RAY_ADDRESS names one: a bare ray.init() would join
+        # any Ray cluster already running on this machine.
+        address = os.environ.get("RAY_ADDRESS") or "local"
+        ray.init(address=address, include_dashboard=False, configure_logging=False)
+    service = RewardService(cfg.reward)
+    reward = JudgeReward(service)
+    params = {
+        "rehearsal": OmegaConf.to_container(OmegaConf.structured(r)),
+        "algorithm": algo,
+        "model": str(model_path),
+        "data": str(train_file),
+    }
+    tracker = Tracker(
+        run_dir,
+        mlflow_tracking_uri(cfg.run.tracking, run_dir) if cfg.run.tracking.mlflow else None,
+        cfg.run.tracking.experiment,
+        run_dir.name,
+        params=params,
+    )
+    trainer_ref: list[Any] = []
+    try:
+        trainer_cls = _make_trainer_class()
+        trainer = trainer_cls(
+            model=str(model_path),
+            reward_funcs=[reward],
+            args=args,
+            train_dataset=dataset,
+            processing_class=tokenizer,
+            callbacks=[_make_callback(reward, tracker, trainer_ref)],
+        )
+        trainer_ref.append(trainer)
+        trainer.remove_callback(PrinterCallback)  # the per-step table replaces raw log dicts
+        if resume is not None:
+            print(f"codefu-train: resuming from {resume}", flush=True)
+        trainer.train(resume_from_checkpoint=str(resume) if resume else None)
+        out = final_model_dir(run_dir)
+        trainer.save_model(str(out))
+        tokenizer.save_pretrained(str(out))
+    finally:
+        tracker.close()
+        service.close()
+        if started_ray:
+            ray.shutdown()
+    print(
+        f"codefu-train: rehearsal done. Run dir {run_dir}\n"
+        f"  checkpoints: {ckpt_dir}\n  final model: {out}\n"
+        f"  metrics: {run_dir / 'metrics.jsonl'} (MLflow run {tracker.mlflow_run_id})\n"
+        f"  plots: nox -s report -- {run_dir}",
+        flush=True,
+    )
+    return out

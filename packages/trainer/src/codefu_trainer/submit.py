@@ -1,0 +1,134 @@
+"""cluster=sagemaker_*: turn the composed run into a Contract 5 JobSpec and submit it.
+
+Inside the job, the launcher brings up one Ray cluster over the job's instances and runs,
+on the head, the same `codefu-train` with the same overrides plus `cluster.kind=local`:
+veRL then trains on the job's Ray cluster (RAY_ADDRESS, set by the launcher), with
+`trainer.nnodes` from the cluster config, checkpoints in /opt/ml/checkpoints (synced to
+the checkpoint S3 URI, so a restarted job resumes) and the final model in SM_MODEL_DIR.
+
+`cluster.sagemaker.dry_run` is true by default: the CreateTrainingJob request is printed
+and nothing touches AWS. `cluster.sagemaker.dry_run=false` submits (it costs money).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from codefu_trainer.config import GroupRole, TrainConfig
+
+if TYPE_CHECKING:
+    from codefu_trainer.train_cli import ComposedRun
+
+JOB_CONFIG_DIR = "."  # the job's source code is the conf/ directory; commands run inside it
+JOB_DATA_DIR = "/opt/ml/input/data/data"  # the `data` input channel
+JOB_MODEL_DIR = "/opt/ml/input/data/model"  # the `model` channel (model.path=s3://...)
+JOB_RUN_DIR = "/opt/ml/output/data/run"  # uploaded with the job's output
+IMAGE_PLACEHOLDER = "<unset: cluster.sagemaker.image_uri or $CODEFU_IMAGE_URI>"
+
+
+def job_overrides(cfg: TrainConfig, user_overrides: Sequence[str]) -> list[str]:
+    """The overrides the head runs with: the user's, then what the job changes."""
+    out = [
+        o for o in user_overrides if not o.lstrip("+~").startswith(("run.dir=", "data.out_dir="))
+    ]
+    out.append(f"data.out_dir={JOB_DATA_DIR}")
+    if cfg.model.path.startswith("s3://"):
+        out.append(f"model.path={JOB_MODEL_DIR}")
+    out += [f"run.dir={JOB_RUN_DIR}", "cluster.kind=local"]
+    return out
+
+
+def build_job_spec(cfg: TrainConfig, conf_dir: Path, user_overrides: Sequence[str]) -> Any:
+    """The JobSpec for this run (codefu_launcher.submit, Contract 5)."""
+    from codefu_launcher.submit import InstanceGroupSpec, JobSpec
+
+    sm = cfg.cluster.sagemaker
+    channels: dict[str, str] = {}
+    data_root = cfg.data.out_dir
+    channels["data"] = (
+        data_root if data_root.startswith("s3://") else str(Path(data_root).resolve())
+    )
+    if cfg.model.path.startswith("s3://"):
+        channels["model"] = cfg.model.path
+    groups = [
+        InstanceGroupSpec(g.name, g.instance_type, g.instance_count) for g in sm.instance_groups
+    ]
+    image = sm.image_uri or (IMAGE_PLACEHOLDER if sm.dry_run else "")
+    return JobSpec(
+        base_job_name=sm.base_job_name,
+        image_uri=image,
+        role_arn=sm.role_arn,
+        region=sm.region,
+        instance_type=sm.instance_type,
+        instance_count=sm.instance_count,
+        instance_groups=groups,
+        head_instance_group=sm.head_instance_group,
+        entrypoint=[
+            "codefu-train",
+            "--config-dir",
+            JOB_CONFIG_DIR,
+            *job_overrides(cfg, user_overrides),
+        ],
+        source_dir=str(conf_dir),
+        input_channels=channels,
+        checkpoint_s3_uri=sm.checkpoint_s3_uri,
+        output_s3_uri=sm.output_s3_uri,
+        max_runtime_seconds=sm.max_runtime_seconds,
+        keep_alive_seconds=sm.keep_alive_seconds,
+        volume_size_gb=sm.volume_size_gb,
+        environment=dict(sm.environment),
+        dry_run=sm.dry_run,
+    )
+
+
+def submit_run(run: ComposedRun) -> int:
+    """Submit (or dry-run) the job; exit code for codefu-train."""
+    from codefu_launcher.submit import SubmitError, submit
+    from codefu_trainer.train_cli import EXIT_PREREQUISITE
+
+    cfg = run.cfg
+    judge_groups = [
+        g.name for g in cfg.cluster.sagemaker.instance_groups if g.role is GroupRole.judge
+    ]
+    spec = build_job_spec(cfg, run.conf_dir, run.overrides)
+    try:
+        result = submit(spec)
+    except SubmitError as exc:
+        print(
+            f"codefu-train: cannot submit the SageMaker job: {exc}\nNothing was submitted.",
+            file=sys.stderr,
+        )
+        return EXIT_PREREQUISITE
+    except Exception as exc:  # botocore credential/endpoint errors: say what to do
+        name = type(exc).__name__
+        if "Credential" in name or "Endpoint" in name or "ClientError" in name:
+            print(
+                f"codefu-train: AWS refused or could not be reached ({name}: {exc}). Configure "
+                "credentials (aws configure / AWS_PROFILE), AWS_REGION and SAGEMAKER_ROLE_ARN, or "
+                "keep cluster.sagemaker.dry_run=true to only print the request.",
+                file=sys.stderr,
+            )
+            return EXIT_PREREQUISITE
+        raise
+    if result.dry_run:
+        notes = []
+        if not cfg.cluster.sagemaker.image_uri:
+            notes.append(
+                "set cluster.sagemaker.image_uri (or CODEFU_IMAGE_URI) to the training image"
+            )
+        if judge_groups:
+            notes.append(
+                f"judge groups {judge_groups} get the Ray resource `judge` from the launcher"
+            )
+        print(
+            "codefu-train: DRY RUN, nothing was submitted (the request is printed above). "
+            "Submit with cluster.sagemaker.dry_run=false."
+            + ("".join(f"\n  note: {n}" for n in notes)),
+            file=sys.stderr,
+        )
+    else:
+        print(f"codefu-train: submitted SageMaker training job {result.job_name}", file=sys.stderr)
+    return 0

@@ -1,0 +1,83 @@
+"""A tiny randomly initialised Qwen2-style causal LM and a byte-level tokenizer, built offline.
+
+Nothing is downloaded: the tokenizer's vocabulary is the 256 byte symbols plus chat
+special tokens, and the model's weights come from a seeded random initialisation. Used by
+the CPU rehearsal to exercise the real loading, generation and training code paths.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from codefu_trainer.config import TinyModelConfig
+
+SPECIAL_TOKENS = ("<|endoftext|>", "<|im_start|>", "<|im_end|>")
+CHAT_TEMPLATE = (
+    "{% for message in messages %}"
+    "<|im_start|>{{ message['role'] }}\n{{ message['content'] }}<|im_end|>\n"
+    "{% endfor %}"
+    "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
+)
+
+
+def build_byte_tokenizer() -> Any:
+    """A byte-level BPE tokenizer without merges (one token per byte) and a chat template."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers
+    from transformers import PreTrainedTokenizerFast
+
+    alphabet = pre_tokenizers.ByteLevel.alphabet()
+    vocab = {symbol: i for i, symbol in enumerate(sorted(alphabet))}
+    core = Tokenizer(models.BPE(vocab=vocab, merges=[]))
+    core.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)
+    core.decoder = decoders.ByteLevel()
+    tok = PreTrainedTokenizerFast(
+        tokenizer_object=core,
+        eos_token="<|im_end|>",
+        pad_token="<|endoftext|>",
+        bos_token=None,
+        additional_special_tokens=["<|im_start|>"],
+    )
+    tok.add_special_tokens({"additional_special_tokens": ["<|im_start|>"]})
+    tok.chat_template = CHAT_TEMPLATE
+    tok.padding_side = "left"
+    return tok
+
+
+def build_tiny_model(
+    cfg: TinyModelConfig, vocab_size: int, pad_token_id: int, eos_token_id: int
+) -> Any:
+    """A seeded random Qwen2ForCausalLM of the given shape (float32, CPU)."""
+    import torch
+    from transformers import Qwen2Config, Qwen2ForCausalLM
+
+    config = Qwen2Config(
+        vocab_size=vocab_size,
+        hidden_size=cfg.hidden_size,
+        intermediate_size=cfg.intermediate_size,
+        num_hidden_layers=cfg.num_hidden_layers,
+        num_attention_heads=cfg.num_attention_heads,
+        num_key_value_heads=cfg.num_key_value_heads,
+        max_position_embeddings=cfg.max_position_embeddings,
+        tie_word_embeddings=True,
+        pad_token_id=pad_token_id,
+        eos_token_id=eos_token_id,
+        bos_token_id=None,
+    )
+    torch.manual_seed(cfg.seed)
+    return Qwen2ForCausalLM(config)
+
+
+def write_tiny_model(cfg: TinyModelConfig, out_dir: Path) -> Path:
+    """Build the tokenizer and model and save both in Hugging Face format under `out_dir`.
+
+    Idempotent: an existing complete directory is reused (resume loads the same base).
+    """
+    if (out_dir / "config.json").is_file() and (out_dir / "tokenizer.json").is_file():
+        return out_dir
+    out_dir.mkdir(parents=True, exist_ok=True)
+    tok = build_byte_tokenizer()
+    model = build_tiny_model(cfg, len(tok), tok.pad_token_id, tok.eos_token_id)
+    model.save_pretrained(out_dir)
+    tok.save_pretrained(out_dir)
+    return out_dir

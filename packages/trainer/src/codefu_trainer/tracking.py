@@ -1,0 +1,146 @@
+"""Metrics sinks for a run: console table, metrics.jsonl in the run dir, and MLflow.
+
+MLflow's store is a SQLite file in the run directory unless `run.tracking.tracking_uri`
+names another (a SageMaker managed MLflow tracking server ARN needs `sagemaker-mlflow`).
+A resumed run appends to the same jsonl and continues the same MLflow run.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, TextIO
+
+METRICS_FILE = "metrics.jsonl"
+MLFLOW_RUN_ID_FILE = "mlflow_run_id.txt"
+
+# Columns of the per-step console table: (metric, header, format).
+CONSOLE_COLUMNS: tuple[tuple[str, str, str], ...] = (
+    ("critic/score/mean", "score", "{:7.3f}"),
+    ("critic/score/min", "min", "{:6.2f}"),
+    ("critic/score/max", "max", "{:6.2f}"),
+    ("actor/kl_loss", "kl_loss", "{:8.5f}"),
+    ("actor/ppo_kl", "ppo_kl", "{:8.5f}"),
+    ("actor/pg_clipfrac", "clipfrac", "{:8.4f}"),
+    ("actor/entropy", "entropy", "{:7.3f}"),
+    ("response_length/mean", "resp_len", "{:8.1f}"),
+    ("judge/has_code", "has_code", "{:8.2f}"),
+    ("timing_s/step", "step_s", "{:7.1f}"),
+)
+
+
+def read_metrics(run_dir: Path) -> list[dict[str, Any]]:
+    """Every step record of a run's metrics.jsonl (later records of a step win)."""
+    path = run_dir / METRICS_FILE if run_dir.is_dir() else run_dir
+    by_step: dict[int, dict[str, Any]] = {}
+    for line in path.read_text().splitlines():
+        if line.strip():
+            record = json.loads(line)
+            by_step[int(record["step"])] = record
+    return [by_step[s] for s in sorted(by_step)]
+
+
+class Tracker:
+    """Writes each step's metrics to the console, metrics.jsonl and (optionally) MLflow."""
+
+    def __init__(
+        self,
+        run_dir: Path,
+        mlflow_uri: str | None,
+        experiment: str,
+        run_name: str,
+        *,
+        params: Mapping[str, Any] | None = None,
+        out: TextIO | None = None,
+    ) -> None:
+        import sys
+
+        self.run_dir = run_dir
+        self.out = out or sys.stdout
+        self._header_printed = False
+        self._mlflow: Any = None
+        run_dir.mkdir(parents=True, exist_ok=True)
+        if mlflow_uri:
+            self._start_mlflow(mlflow_uri, experiment, run_name, params or {})
+
+    def _start_mlflow(
+        self, uri: str, experiment: str, run_name: str, params: Mapping[str, Any]
+    ) -> None:
+        import mlflow
+
+        mlflow.set_tracking_uri(uri)
+        id_file = self.run_dir / MLFLOW_RUN_ID_FILE
+        if id_file.is_file():
+            mlflow.start_run(run_id=id_file.read_text().strip())
+        else:
+            exp = mlflow.set_experiment(experiment)
+            run = mlflow.start_run(experiment_id=exp.experiment_id, run_name=run_name)
+            id_file.write_text(run.info.run_id)
+            flat = {k: str(v)[:500] for k, v in _flatten(params).items()}
+            for i in range(0, len(flat), 100):
+                mlflow.log_params(dict(list(flat.items())[i : i + 100]))
+        self._mlflow = mlflow
+
+    @property
+    def mlflow_run_id(self) -> str | None:
+        id_file = self.run_dir / MLFLOW_RUN_ID_FILE
+        return id_file.read_text().strip() if id_file.is_file() else None
+
+    def log(self, step: int, metrics: Mapping[str, float]) -> None:
+        clean = {
+            k: float(v)
+            for k, v in metrics.items()
+            if isinstance(v, int | float) and math.isfinite(v)
+        }
+        with (self.run_dir / METRICS_FILE).open("a") as f:
+            f.write(json.dumps({"step": step, **clean}, sort_keys=True) + "\n")
+        if self._mlflow is not None:
+            self._mlflow.log_metrics({_mlflow_key(k): v for k, v in clean.items()}, step=step)
+        self._print(step, clean)
+
+    def _print(self, step: int, metrics: Mapping[str, float]) -> None:
+        if not self._header_printed:
+            header = f"{'step':>5} " + " ".join(
+                f"{h:>{_width(fmt)}}" for _, h, fmt in CONSOLE_COLUMNS
+            )
+            print(header + "  verdicts", file=self.out)
+            self._header_printed = True
+        cells = []
+        for key, _, fmt in CONSOLE_COLUMNS:
+            value = metrics.get(key)
+            cells.append(fmt.format(value) if value is not None else f"{'-':>{_width(fmt)}}")
+        verdicts = ", ".join(
+            f"{k.removeprefix('judge/verdict/')}={v:.2f}"
+            for k, v in sorted(metrics.items())
+            if k.startswith("judge/verdict/") and v > 0
+        )
+        print(f"{step:>5} " + " ".join(cells) + f"  {verdicts}", file=self.out, flush=True)
+
+    def close(self) -> None:
+        if self._mlflow is not None:
+            self._mlflow.end_run()
+            self._mlflow = None
+
+
+def _width(fmt: str) -> int:
+    return int(fmt.split(":")[1].split(".", maxsplit=1)[0].lstrip("<>^"))
+
+
+def _mlflow_key(key: str) -> str:
+    # MLflow accepts [A-Za-z0-9_-./ ]: keep veRL's slashes, replace anything else.
+    return "".join(c if c.isalnum() or c in "_-./ " else "_" for c in key)
+
+
+def _flatten(params: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for k, v in params.items():
+        key = f"{prefix}{k}"
+        if isinstance(v, Mapping):
+            out.update(_flatten(v, key + "."))
+        elif isinstance(v, Sequence) and not isinstance(v, str):
+            out[key] = json.dumps(list(v), default=str)
+        else:
+            out[key] = v
+    return out

@@ -1,0 +1,91 @@
+"""cluster.kind=local: veRL's PPO/GRPO trainer (main_ppo's run_ppo) with the composed config.
+
+Runs on this machine's GPUs, or inside a SageMaker job on the Ray cluster the launcher
+formed (RAY_ADDRESS). After training, the newest FSDP checkpoint's actor is merged into
+a Hugging Face model in SM_MODEL_DIR or <run dir>/model.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from omegaconf import DictConfig, OmegaConf
+
+from codefu_trainer.config import TrainConfig, final_model_dir
+
+
+class MissingRolloutEngine(RuntimeError):
+    pass
+
+
+def latest_actor_checkpoint(ckpt_root: Path) -> Path | None:
+    """<root>/global_step_N/actor of the newest step veRL recorded (or found)."""
+    from verl.utils.checkpoint.checkpoint_manager import find_latest_ckpt_path
+
+    found = find_latest_ckpt_path(str(ckpt_root))
+    if not found:
+        return None
+    actor = Path(found) / "actor"
+    return actor if actor.is_dir() else None
+
+
+def export_hf_model(ckpt_root: Path, out_dir: Path, trust_remote_code: bool = False) -> Path | None:
+    """Merge the newest actor checkpoint into a Hugging Face model directory (veRL's merger)."""
+    actor = latest_actor_checkpoint(ckpt_root)
+    if actor is None:
+        print(
+            f"codefu-train: no actor checkpoint under {ckpt_root}; no final model written.",
+            flush=True,
+        )
+        return None
+    cmd = [
+        sys.executable, "-m", "verl.model_merger", "merge", "--backend", "fsdp",
+        "--local_dir", str(actor), "--target_dir", str(out_dir),
+    ]  # fmt: skip
+    if trust_remote_code:
+        cmd.append("--trust-remote-code")
+    subprocess.run(cmd, check=True)
+    return out_dir
+
+
+def run(verl: DictConfig, cfg: TrainConfig, run_dir: Path) -> int:
+    """Train with veRL; returns an exit code."""
+    if importlib.util.find_spec("vllm") is None:
+        print(
+            "codefu-train: vLLM is not installed; veRL's rollouts need it. `nox -s train` installs "
+            "it on a CUDA machine (trainer[gpu]); elsewhere: pip install 'codefu-trainer[gpu]'.",
+            file=sys.stderr,
+        )
+        return 3
+    from verl.trainer.main_ppo import TaskRunnerV1, run_ppo
+    from verl.utils.device import auto_set_device
+
+    env_vars = OmegaConf.to_container(
+        verl.ray_kwargs.ray_init.runtime_env.get("env_vars", {}), resolve=True
+    )
+    assert isinstance(env_vars, dict)
+    os.environ.update({str(k): str(v) for k, v in env_vars.items()})  # the driver logs too
+    auto_set_device(verl)
+    nodes, gpus = verl.trainer.nnodes, verl.trainer.n_gpus_per_node
+    print(f"codefu-train: veRL on {nodes} node(s) x {gpus} GPUs; run dir {run_dir}", flush=True)
+    if verl.trainer.use_v1:
+        run_ppo(verl, task_runner_class=TaskRunnerV1)
+    else:
+        from verl.trainer.main_ppo_v0 import TaskRunner
+
+        run_ppo(verl, task_runner_class=TaskRunner)
+    out = export_hf_model(
+        Path(verl.trainer.default_local_dir), final_model_dir(run_dir), cfg.model.trust_remote_code
+    )
+    summary = {
+        "run_dir": str(run_dir),
+        "checkpoints": str(verl.trainer.default_local_dir),
+        "model": str(out),
+    }
+    print("codefu-train: done " + json.dumps(summary), flush=True)
+    return 0
