@@ -78,7 +78,7 @@ def _cmd_plan(args: argparse.Namespace) -> int:
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
-    from codefu_launcher.run import Launcher, LaunchError, RunSettings, write_failure
+    from codefu_launcher.run import Launcher, LaunchError, RunSettings, Terminated, write_failure
 
     entrypoint = list(args.entrypoint)
     if entrypoint and entrypoint[0] == "--":
@@ -101,7 +101,10 @@ def _cmd_run(args: argparse.Namespace) -> int:
     logging.getLogger("codefu_launcher").info(
         "Plan: %s", json.dumps(plan.to_dict(), separators=(",", ":"))
     )
-    return launcher.run()
+    try:
+        return launcher.run()
+    except Terminated as t:  # a signal outside the launcher's own handling window
+        return 128 + t.signum
 
 
 def build_parser() -> argparse.ArgumentParser:

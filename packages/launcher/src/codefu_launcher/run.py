@@ -106,7 +106,7 @@ class RunSettings:
     poll_interval: float = 2.0
     resolve_timeout: float = 300.0  # DNS of the head host (retry with backoff)
     max_join_attempts: int = 10
-    stop_grace: float = 30.0
+    stop_grace: float = 15.0
     failure_file: str = DEFAULT_FAILURE_FILE
     extra_env: tuple[str, ...] = ()
     ray_executable: str | None = None
@@ -288,6 +288,7 @@ class Launcher:
         self.base_env = minimal_environment(env, settings.extra_env)
         self.ray: RayNode | None = None
         self.child: subprocess.Popen[bytes] | None = None
+        self._stopping = False
 
     # The environment of Ray's processes (and so of every Ray worker process on this host).
     def ray_env(self) -> dict[str, str]:
@@ -297,7 +298,8 @@ class Launcher:
         return env
 
     def run(self) -> int:
-        previous = {s: signal.signal(s, self._on_signal) for s in (signal.SIGTERM, signal.SIGINT)}
+        previous = {s: signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGINT)}
+        self._install_signal_handlers()
         try:
             return self._run_head() if self.plan.is_head else self._run_worker()
         except Terminated as t:
@@ -307,6 +309,7 @@ class Launcher:
             write_failure(self.settings.failure_file, f"codefu-launcher: {exc}")
             return 1
         finally:
+            self._stopping = True
             if self.child is not None:
                 _terminate(self.child, self.settings.stop_grace, "entrypoint")
             if self.ray is not None:
@@ -314,8 +317,16 @@ class Launcher:
             for s, handler in previous.items():
                 signal.signal(s, handler)
 
-    @staticmethod
-    def _on_signal(signum: int, frame: FrameType | None) -> None:
+    def _install_signal_handlers(self) -> None:
+        for s in (signal.SIGTERM, signal.SIGINT):
+            signal.signal(s, self._on_signal)
+
+    def _on_signal(self, signum: int, frame: FrameType | None) -> None:
+        # The first signal interrupts; later ones must not interrupt the cleanup it started.
+        if self._stopping:
+            log.info("Signal %d while stopping: ignored", signum)
+            return
+        self._stopping = True
         raise Terminated(signum)
 
     # --- head -----------------------------------------------------------------------------
@@ -398,6 +409,8 @@ class Launcher:
                 s.sleep(s.poll_interval)
         finally:
             ray.shutdown()
+            # ray.init replaced our SIGTERM handler with its own (sys.exit): take it back.
+            self._install_signal_handlers()
 
     # --- worker ---------------------------------------------------------------------------
 

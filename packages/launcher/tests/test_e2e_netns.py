@@ -1,0 +1,300 @@
+"""End to end: simulated SageMaker hosts as network namespaces, each running the real launcher.
+
+Each host is a namespace with its own address on a private bridge and its own
+/etc/netns/<ns>/hosts, so `algo-1`, `algo-2`, ... resolve as on SageMaker. Needs root and
+`ip netns` (Debian: iproute2); skipped cleanly otherwise.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+pytestmark = [pytest.mark.netns, pytest.mark.ray, pytest.mark.slow]
+
+N_HOSTS = 3
+LAUNCHER = str(Path(sys.executable).with_name("codefu-launcher"))
+
+
+def _ip(*args: str) -> None:
+    subprocess.run(["ip", *args], check=True, capture_output=True, timeout=30)
+
+
+def _netns_available() -> str | None:
+    if os.geteuid() != 0:
+        return "needs root for network namespaces"
+    if shutil.which("ip") is None:
+        return "needs `ip` (apt-get install iproute2)"
+    name = f"cflprobe{os.getpid()}"
+    try:
+        _ip("netns", "add", name)
+        _ip("netns", "del", name)
+    except (subprocess.CalledProcessError, OSError) as exc:
+        return f"`ip netns` does not work here: {exc}"
+    return None
+
+
+@dataclass
+class Hosts:
+    """N namespaces on one bridge; host i is `algo-i` at `<prefix>.i`."""
+
+    tag: str
+    prefix: str
+    namespaces: dict[str, str] = field(default_factory=dict)  # host -> namespace
+    addresses: dict[str, str] = field(default_factory=dict)  # host -> ip
+
+    @property
+    def bridge(self) -> str:
+        return f"cfb{self.tag}"
+
+
+@pytest.fixture(scope="module")
+def hosts() -> Iterator[Hosts]:
+    reason = _netns_available()
+    if reason:
+        pytest.skip(reason)
+    tag = f"{os.getpid() % 10000:04d}{random.randint(0, 99):02d}"
+    prefix = f"10.{random.randint(100, 250)}.{random.randint(0, 250)}"
+    h = Hosts(tag=tag, prefix=prefix)
+    try:
+        _ip("link", "add", h.bridge, "type", "bridge")
+        _ip("link", "set", h.bridge, "up")
+        lines = ["127.0.0.1 localhost"]
+        for i in range(1, N_HOSTS + 1):
+            host, ns = f"algo-{i}", f"cfl{tag}-{i}"
+            h.namespaces[host], h.addresses[host] = ns, f"{prefix}.{i}"
+            lines.append(f"{prefix}.{i} {host}")
+        # One more host name with an address but no machine: a host that never comes.
+        lines.append(f"{prefix}.{N_HOSTS + 1} algo-{N_HOSTS + 1}")
+        for i, (host, ns) in enumerate(h.namespaces.items(), start=1):
+            veth = f"cfv{tag}{i}"
+            _ip("netns", "add", ns)
+            _ip("link", "add", veth, "type", "veth", "peer", "name", "eth0", "netns", ns)
+            _ip("link", "set", veth, "master", h.bridge, "up")
+            _ip("-n", ns, "addr", "add", f"{h.addresses[host]}/24", "dev", "eth0")
+            _ip("-n", ns, "link", "set", "eth0", "up")
+            _ip("-n", ns, "link", "set", "lo", "up")
+            etc = Path("/etc/netns") / ns
+            etc.mkdir(parents=True, exist_ok=True)
+            (etc / "hosts").write_text("\n".join(lines) + "\n")
+        yield h
+    finally:
+        for ns in h.namespaces.values():
+            with contextlib.suppress(subprocess.CalledProcessError, OSError):
+                _ip("netns", "del", ns)
+            shutil.rmtree(Path("/etc/netns") / ns, ignore_errors=True)
+        with contextlib.suppress(subprocess.CalledProcessError, OSError):
+            _ip("link", "del", h.bridge)
+
+
+def resource_config(hosts: list[str], current: str) -> dict[str, object]:
+    return {
+        "current_host": current,
+        "current_instance_type": "ml.c5.xlarge",
+        "current_group_name": "homogeneousCluster",
+        "hosts": hosts,
+        "instance_groups": [
+            {
+                "instance_group_name": "homogeneousCluster",
+                "instance_type": "ml.c5.xlarge",
+                "hosts": hosts,
+            }
+        ],
+        "network_interface_name": "eth0",
+    }
+
+
+ENTRYPOINT = textwrap.dedent(
+    """
+    import json, os, sys, time
+    import ray
+    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+    ray.init()
+    nodes = [n for n in ray.nodes() if n["Alive"]]
+
+    @ray.remote(num_cpus=1)
+    def where():
+        return ray.util.get_node_ip_address()
+
+    ips = ray.get([
+        where.options(
+            scheduling_strategy=NodeAffinitySchedulingStrategy(n["NodeID"], soft=False)
+        ).remote()
+        for n in nodes
+    ])
+    judged = ray.get(where.options(resources={"judge": 1}).remote())
+    out = sys.argv[1]
+    with open(out + ".tmp", "w") as f:
+        json.dump({"nodes": len(nodes), "task_ips": ips, "judge_ip": judged,
+                   "env": sorted(os.environ)}, f)
+    os.rename(out + ".tmp", out)
+    if len(sys.argv) > 2:  # hold the cluster until killed
+        time.sleep(float(sys.argv[2]))
+    """
+)
+
+
+@dataclass
+class Job:
+    """One simulated training job: a launcher process per started host."""
+
+    hosts: Hosts
+    members: list[str]
+    workdir: Path
+    secret: str = "test-secret-" + str(random.random())
+    procs: dict[str, subprocess.Popen[bytes]] = field(default_factory=dict)
+
+    def start(self, host: str, *extra: str, entrypoint: list[str] | None = None) -> None:
+        rc = self.workdir / f"{host}.json"
+        rc.write_text(json.dumps(resource_config(self.members, host)))
+        env = {
+            **os.environ,
+            "CODEFU_RAY_AUTH_SECRET": self.secret,
+            "UNRELATED_CANARY": "must-not-reach-the-entrypoint",
+        }
+        cmd = [
+            "ip",
+            "netns",
+            "exec",
+            self.hosts.namespaces[host],
+            LAUNCHER,
+            "run",
+            "--resource-config",
+            str(rc),
+            "--num-cpus",
+            "1",
+            "--object-store-memory",
+            str(80 * 1024 * 1024),
+            "--no-dashboard",
+            "--temp-dir",
+            str(self.workdir / f"ray-{host}"),
+            "--failure-file",
+            str(self.workdir / f"failure-{host}"),
+            "--head-gone-grace",
+            "3",
+            *extra,
+        ]
+        if entrypoint:
+            cmd += ["--", *entrypoint]
+        log = (self.workdir / f"{host}.log").open("wb")
+        self.procs[host] = subprocess.Popen(
+            cmd, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+        )
+
+    def wait(self, host: str, timeout: float) -> int:
+        try:
+            return self.procs[host].wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            pytest.fail(f"{host} did not exit within {timeout} s; log:\n{self.log(host)}")
+
+    def log(self, host: str) -> str:
+        return (self.workdir / f"{host}.log").read_text(errors="replace")[-6000:]
+
+    def failure(self, host: str) -> str | None:
+        path = self.workdir / f"failure-{host}"
+        return path.read_text() if path.exists() else None
+
+    def cleanup(self) -> None:
+        for proc in self.procs.values():
+            if proc.poll() is None:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(proc.pid, signal.SIGTERM)
+        for proc in self.procs.values():
+            try:
+                proc.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+        # Anything of ours left (launchers, Ray processes): they name our unique workdir.
+        mine = str(self.workdir).encode()
+        for proc_dir in Path("/proc").glob("[0-9]*"):
+            with contextlib.suppress(OSError):
+                if mine in (proc_dir / "cmdline").read_bytes():
+                    os.kill(int(proc_dir.name), signal.SIGKILL)
+
+
+@pytest.fixture
+def job(hosts: Hosts) -> Iterator[Job]:
+    workdir = Path(tempfile.mkdtemp(prefix="cfl", dir="/tmp"))  # short: Ray socket paths
+    j = Job(hosts=hosts, members=list(hosts.namespaces), workdir=workdir)
+    try:
+        yield j
+    finally:
+        j.cleanup()
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+def test_cluster_forms_with_a_late_worker_and_runs_on_every_node(job: Job) -> None:
+    result = job.workdir / "result.json"
+    entry = [sys.executable, "-c", ENTRYPOINT, str(result)]
+    job.start("algo-1", "--wait-timeout", "150", entrypoint=entry)
+    job.start("algo-2")
+    time.sleep(20)  # algo-3 boots 20 s late
+    assert job.procs["algo-1"].poll() is None, job.log("algo-1")
+    job.start("algo-3")
+    codes = {h: job.wait(h, 240) for h in ("algo-1", "algo-2", "algo-3")}
+    assert codes == {"algo-1": 0, "algo-2": 0, "algo-3": 0}, job.log("algo-1")
+    out = json.loads(result.read_text())
+    assert out["nodes"] == 3
+    assert sorted(out["task_ips"]) == sorted(job.hosts.addresses.values())
+    assert out["judge_ip"] in job.hosts.addresses.values()
+    # A minimal environment: the cluster address and token, not everything.
+    assert {"RAY_ADDRESS", "RAY_AUTH_MODE", "RAY_AUTH_TOKEN", "PATH"} <= set(out["env"])
+    assert "UNRELATED_CANARY" not in out["env"]
+    assert "CODEFU_RAY_AUTH_SECRET" not in out["env"]
+    assert all(job.failure(h) is None for h in job.procs)
+
+
+def test_missing_and_unauthenticated_workers_fail_the_head_in_time(job: Job) -> None:
+    """algo-4 never comes; algo-3 comes with another job's secret (Ray 2.60 token auth)."""
+    job.members = ["algo-1", "algo-2", "algo-3", "algo-4"]
+    entry = [sys.executable, "-c", "raise SystemExit('must not run')"]
+    job.start("algo-1", "--wait-timeout", "20", entrypoint=entry)
+    job.start("algo-2")
+    job.secret = "another-job's-secret"
+    job.start("algo-3")
+    code = job.wait("algo-1", 120)
+    assert code == 1, job.log("algo-1")
+    reason = job.failure("algo-1")
+    assert reason is not None, job.log("algo-1")
+    missing = reason.split("Missing hosts:")[1].split("(")[0]
+    assert "algo-3" in missing and "algo-4" in missing and "algo-2" not in missing
+    assert "must not run" not in job.log("algo-1")
+    assert "InvalidAuthToken" in job.log("algo-3")
+    # The worker that did join exits 0 once the head is gone; so does the rejected one.
+    assert job.wait("algo-2", 90) == 0, job.log("algo-2")
+    assert job.wait("algo-3", 90) == 0, job.log("algo-3")
+
+
+def test_workers_exit_zero_when_the_head_goes(job: Job) -> None:
+    result = job.workdir / "result.json"
+    entry = [sys.executable, "-c", ENTRYPOINT, str(result), "600"]
+    for host in ("algo-2", "algo-3"):
+        job.start(host)
+    job.start("algo-1", "--wait-timeout", "150", entrypoint=entry)
+    deadline = time.monotonic() + 150
+    while not result.exists():
+        assert time.monotonic() < deadline, job.log("algo-1")
+        assert job.procs["algo-1"].poll() is None, job.log("algo-1")
+        time.sleep(1)
+    os.kill(job.procs["algo-1"].pid, signal.SIGTERM)  # SageMaker stops the head (`ip` execs)
+    assert job.wait("algo-1", 90) == 128 + signal.SIGTERM, job.log("algo-1")
+    assert "Stopping Ray" in job.log("algo-1")
+    assert job.wait("algo-2", 90) == 0, job.log("algo-2")
+    assert job.wait("algo-3", 90) == 0, job.log("algo-3")
