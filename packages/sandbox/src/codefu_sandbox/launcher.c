@@ -1,10 +1,14 @@
 /*
  * codefu-launch: run one program under limits, then report how it ended.
  *
- * Built once per machine by codefu_sandbox.launcher (g++/gcc, no extra libraries).
- * Python spawns it (no preexec_fn: safe from threaded processes such as Ray workers);
- * it forks once, the child confines itself and execs the target, the parent waits
- * with a CPU-time and a wall-clock deadline and prints one result line on stdout:
+ * Built once per machine by codefu_sandbox.runner (gcc, no extra libraries). Python
+ * spawns it (no preexec_fn: safe from threaded processes such as Ray workers).
+ *
+ * `--direct ERRFD` (solutions): confine this very process and exec the target; Python
+ * waits on it with a pidfd and enforces the deadlines; a setup error is written to
+ * ERRFD (closed on exec). Otherwise (the compiler): fork once, the child confines
+ * itself and execs the target, the parent waits with a CPU-time and a wall-clock
+ * deadline, kills the process group, reaps every descendant and prints one line:
  *
  *   ok EXIT SIGNAL UTIME_US STIME_US MAXRSS_KB WALL_US KILLED
  *   error MESSAGE
@@ -48,7 +52,7 @@ struct options {
     long long as_limit, fsize_limit, stack_limit, nproc, nofile, cpu_rlimit;
     long uid, gid;
     const char *workdir, *in_path, *out_path, *err_path, *pch_dir;
-    int netns, seccomp_profile, landlock, exec_fd;
+    int netns, seccomp_profile, landlock, exec_fd, direct, errfd;
     const char *ro[MAX_PATHS];  /* read + execute beneath */
     int n_ro;
     const char *rw[MAX_PATHS];  /* everything beneath */
@@ -388,6 +392,7 @@ int main(int argc, char **argv) {
         else if (!strcmp(a, "--seccomp")) o.seccomp_profile = atoi(v);
         else if (!strcmp(a, "--landlock")) o.landlock = atoi(v);
         else if (!strcmp(a, "--exec-fd")) o.exec_fd = atoi(v);
+        else if (!strcmp(a, "--direct")) o.errfd = atoi(v), o.direct = 1;
         else if (!strcmp(a, "--ro") && o.n_ro < MAX_PATHS) o.ro[o.n_ro++] = v;
         else if (!strcmp(a, "--rw") && o.n_rw < MAX_PATHS) o.rw[o.n_rw++] = v;
         else if (!strcmp(a, "--env") && n_env < 63) envs[n_env++] = (char *)v;
@@ -398,6 +403,13 @@ int main(int argc, char **argv) {
     if (n_env) o.envp = envs;
     o.argv = argv + i;
 
+    if (o.direct) {
+        /* No fork: confine this process and exec the target. The caller waits for it
+         * (its own rusage is the target's) and reads setup errors from the pipe. */
+        err_fd = o.errfd;
+        fcntl(err_fd, F_SETFD, FD_CLOEXEC);
+        child(&o);
+    }
     sigset_t chld;
     sigemptyset(&chld);
     sigaddset(&chld, SIGCHLD);

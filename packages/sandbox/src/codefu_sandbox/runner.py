@@ -17,7 +17,9 @@ import hashlib
 import math
 import os
 import platform
+import select
 import shutil
+import signal
 import subprocess
 import tempfile
 import threading
@@ -255,6 +257,8 @@ class Runner:
             cmd += ["--env", f"{key}={value}"]
         if profile == "run":
             cmd += ["--exec-fd", "1"]  # opened before the uid drop, exec'd by descriptor
+        if profile == "run":
+            return self._run_direct(cmd, argv, limits)
         cmd += ["--", *argv]
         started = time.monotonic()
         try:
@@ -272,6 +276,84 @@ class Runner:
             )
         line = done.stdout.decode(errors="replace").strip()
         return parse_launcher_line(line, done.stderr.decode(errors="replace"), started)
+
+    def _run_direct(self, cmd: list[str], argv: list[str], limits: RunLimits) -> RunOutcome:
+        """One process, no intermediate fork: the launcher confines itself and execs the
+        program; this thread waits on a pidfd, enforcing the CPU and wall deadlines."""
+        read_end, write_end = os.pipe2(os.O_CLOEXEC)
+        started = time.monotonic()
+        try:
+            proc = subprocess.Popen(
+                [*cmd, "--direct", str(write_end), "--", *argv],
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                close_fds=True,
+                pass_fds=(write_end,),
+            )
+        except OSError as exc:
+            os.close(read_end)
+            os.close(write_end)
+            return _failed(f"cannot start the sandbox launcher: {exc}", started)
+        os.close(write_end)
+        try:
+            setup_error = os.read(read_end, 4096)  # b"" once the program is exec'd
+        finally:
+            os.close(read_end)
+        pidfd = os.pidfd_open(proc.pid)
+        killed: str | None = None
+        try:
+            poller = select.poll()
+            poller.register(pidfd, select.POLLIN)
+            wall_deadline = started + limits.wall_seconds
+            cpu_limit = limits.cpu_seconds
+            cpu_used = 0.0
+            while True:
+                left = wall_deadline - time.monotonic()
+                if left <= 0:
+                    killed = "wall"
+                    break
+                if cpu_limit is not None:
+                    if cpu_used > cpu_limit:
+                        killed = "cpu"
+                        break
+                    left = min(left, max(cpu_limit - cpu_used + 0.002, 0.005), 0.25)
+                if poller.poll(left * 1000):
+                    break
+                if cpu_limit is not None:
+                    cpu_used = _proc_cpu_seconds(proc.pid)
+            if killed is not None:
+                with contextlib.suppress(ProcessLookupError):
+                    signal.pidfd_send_signal(pidfd, signal.SIGKILL)
+            _, status, usage = os.wait4(proc.pid, 0)
+        finally:
+            os.close(pidfd)
+        wall = time.monotonic() - started
+        proc.returncode = os.waitstatus_to_exitcode(status)  # reaped here, not by Popen
+        if setup_error:
+            return _failed(f"sandbox launcher: {setup_error.decode(errors='replace')}", started)
+        return RunOutcome(
+            exit_code=os.WEXITSTATUS(status) if os.WIFEXITED(status) else None,
+            signal=os.WTERMSIG(status) if os.WIFSIGNALED(status) else None,
+            cpu_seconds=usage.ru_utime + usage.ru_stime,
+            wall_seconds=wall,
+            peak_memory_bytes=usage.ru_maxrss * 1024,
+            killed=killed,
+        )
+
+
+_CLOCK_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+
+def _proc_cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of a live process (0 when it is gone)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:  # noqa: PTH123 - hot path, plain open
+            stat = f.read()
+    except OSError:
+        return 0.0
+    fields = stat[stat.rindex(b")") + 2 :].split()
+    return (int(fields[11]) + int(fields[12])) / _CLOCK_TICKS
 
 
 def _failed(message: str, started: float) -> RunOutcome:

@@ -1,0 +1,94 @@
+"""The runner's pure parts and its IE path, plus the judge's handling of checkers."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+import time
+from pathlib import Path
+
+import pytest
+
+from codefu_sandbox import Judge, Limits, TestCase, Verdict
+from codefu_sandbox.runner import (
+    Isolation,
+    RunLimits,
+    UidPool,
+    _proc_cpu_seconds,
+    parse_launcher_line,
+)
+
+needs_gpp = pytest.mark.skipif(shutil.which("g++") is None, reason="g++ is not installed")
+ECHO = (
+    "#include <bits/stdc++.h>\nint main(){std::string s; while(std::cin>>s) std::cout<<s<<' ';}\n"
+)
+
+
+def test_parse_launcher_line() -> None:
+    run = parse_launcher_line("ok 0 0 1500 500 2048 3000 0", "", time.monotonic())
+    assert (run.exit_code, run.signal, run.killed, run.error) == (0, None, None, None)
+    assert run.cpu_seconds == pytest.approx(0.002) and run.peak_memory_bytes == 2048 * 1024
+    killed = parse_launcher_line("ok -1 9 1000000 0 100 1100000 2", "", time.monotonic())
+    assert (killed.exit_code, killed.signal, killed.killed) == (None, 9, "wall")
+    broken = parse_launcher_line("error setresuid: Operation not permitted", "", time.monotonic())
+    assert broken.error is not None and "setresuid" in broken.error
+    assert parse_launcher_line("", "usage: …", time.monotonic()).error is not None
+
+
+def test_isolation_description() -> None:
+    assert Isolation(True, 7, True, False).describe() == "rlimits+uid+seccomp+landlock-v7"
+    assert Isolation(False, 0, False, False).describe() == "rlimits"
+    assert Isolation(True, 0, True, True).describe() == "rlimits+uid+seccomp+netns"
+
+
+def test_uid_pool_gives_distinct_uids_to_concurrent_users() -> None:
+    pool = UidPool(200_000)
+    with pool.take() as a, pool.take() as b:
+        assert a != b
+    with pool.take() as c:
+        assert c in (a, b)
+
+
+def test_proc_cpu_seconds_of_self_and_gone() -> None:
+    assert _proc_cpu_seconds(os.getpid()) >= 0.0
+    assert _proc_cpu_seconds(2**22 + 12345) == 0.0
+
+
+@needs_gpp
+def test_launcher_failure_is_internal_error(judge: Judge, tmp_path: Path) -> None:
+    report = judge.judge(ECHO, [TestCase("a", "a")], Limits(1.0, 256 << 20))
+    assert report.verdict is Verdict.AC
+    work = tmp_path / "w"
+    work.mkdir()
+    outcome = judge.runner.run(
+        [str(tmp_path / "missing-binary")],
+        cwd=work,
+        limits=RunLimits(1.0, 2.0, None, 1 << 20),
+        stdin=None,
+        stdout=tmp_path / "out",
+        stderr=tmp_path / "err",
+    )
+    assert outcome.error is not None and "missing-binary" in outcome.error
+
+
+@needs_gpp
+def test_external_checker_program(judge: Judge, tmp_path: Path) -> None:
+    checker = tmp_path / "check.sh"
+    checker.write_text(
+        '#!/bin/sh\n[ "$(tr -d " \\n" < "$2")" = "$(tr -d " \\n" < "$3")" ] || exit 1\n'
+    )
+    checker.chmod(checker.stat().st_mode | stat.S_IEXEC)
+    tests = [TestCase("a b", "ab"), TestCase("x", "x")]
+    report = judge.judge(ECHO, tests, Limits(1.0, 256 << 20), checker=str(checker))
+    assert report.verdict is Verdict.AC, report.to_dict()
+    report = judge.judge(
+        ECHO, [TestCase("a", "b")], Limits(1.0, 256 << 20), checker=f"testlib:{checker}"
+    )
+    assert report.verdict is Verdict.WA
+
+
+@needs_gpp
+def test_unknown_checker_is_an_error(judge: Judge) -> None:
+    with pytest.raises(ValueError, match="unknown checker"):
+        judge.judge(ECHO, [TestCase("a", "a")], Limits(1.0, 256 << 20), checker="fuzzy")
