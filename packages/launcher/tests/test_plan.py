@@ -13,6 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from codefu_launcher.plan import (
+    ClusterPlan,
     PlanError,
     PlanOptions,
     host_sort_key,
@@ -53,7 +54,7 @@ def heterogeneous(current: str) -> dict[str, Any]:
     }
 
 
-def plan_for(data: dict[str, Any], env: dict[str, str] | None = None, **opts: Any):  # type: ignore[no-untyped-def]
+def plan_for(data: dict[str, Any], env: dict[str, str] | None = None, **opts: Any) -> ClusterPlan:
     return make_plan(parse_resource_config(data), env or {}, PlanOptions(**opts), cpu_count=8)
 
 

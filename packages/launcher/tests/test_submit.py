@@ -308,7 +308,7 @@ def test_dry_run_prints_request_without_aws(
         ({"instance_groups": [InstanceGroupSpec("g", "ml.c5.xlarge", 1)]}, "exactly one"),
         ({"head_instance_group": "gpu"}, "not one of the job's instance groups"),
         ({"entrypoint": []}, "entrypoint is empty"),
-        ({"input_channels": {"train": "/no/such/dir"}}, "nox -s prepare"),
+        ({"input_channels": {"train": "/no/such/dir"}, "dry_run": False}, "nox -s prepare"),
         ({"image_uri": ""}, "nox -s image -- push"),
     ],
 )
@@ -342,3 +342,49 @@ def test_heterogeneous_without_head_group_is_refused(workdir: tuple[Path, Path])
     )
     with pytest.raises(SubmitError, match="head_instance_group"):
         submit(spec)
+
+
+def test_dry_run_notes_a_missing_dataset_instead_of_failing(
+    workdir: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.delenv("SAGEMAKER_ROLE_ARN", raising=False)
+    spec = JobSpec(
+        "a",
+        IMAGE,
+        None,
+        instance_type="ml.p4de.24xlarge",
+        entrypoint=["x"],
+        source_dir=str(workdir[0]),
+        input_channels={"data": "/no/such/dir"},
+        dry_run=True,
+    )
+    result = submit(spec)
+    err = capsys.readouterr().err
+    assert "nox -s prepare" in err and "SAGEMAKER_ROLE_ARN" in err
+    assert len(result.resolved["notes"]) == 2
+
+
+def test_submit_cli_dry_run(workdir: tuple[Path, Path], tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    spec = {
+        "base_job_name": "cli",
+        "image_uri": IMAGE,
+        "instance_groups": [
+            {"name": "gpu", "instance_type": "ml.p4de.24xlarge", "instance_count": 1},
+            {"name": "cpu", "instance_type": "ml.c5.4xlarge", "instance_count": 2},
+        ],
+        "head_instance_group": "gpu",
+        "entrypoint": ["codefu-train"],
+        "source_dir": str(workdir[0]),
+    }
+    path = tmp_path / "spec.json"
+    path.write_text(json.dumps(spec))
+    cli = [sys.executable, "-m", "codefu_launcher.cli", "submit", "--spec", str(path)]
+    out = subprocess.run([*cli, "--dry-run"], capture_output=True, text=True, check=True)
+    request = json.loads(out.stdout)["request"]
+    assert [g["InstanceCount"] for g in request["ResourceConfig"]["InstanceGroups"]] == [1, 2]
+    path.write_text(json.dumps({**spec, "instance_typo": "x"}))
+    bad = subprocess.run(cli, capture_output=True, text=True, check=False)
+    assert bad.returncode == 2 and "instance_typo" in bad.stderr

@@ -8,6 +8,7 @@ import logging
 import os
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 from codefu_launcher.plan import (
     DEFAULT_DASHBOARD_PORT,
@@ -107,6 +108,21 @@ def _cmd_run(args: argparse.Namespace) -> int:
         return 128 + t.signum
 
 
+def _cmd_submit(args: argparse.Namespace) -> int:
+    from codefu_launcher.submit import SubmitError, spec_from_dict, submit
+
+    try:
+        data = json.loads(Path(args.spec).read_text())
+        spec = spec_from_dict(data)
+        if args.dry_run:
+            spec.dry_run = True
+        submit(spec)
+    except (OSError, json.JSONDecodeError, SubmitError) as exc:
+        print(f"codefu-launcher submit: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="codefu-launcher",
@@ -155,6 +171,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p_run.add_argument("entrypoint", nargs=argparse.REMAINDER)
     p_run.set_defaults(func=_cmd_run)
+
+    p_submit = sub.add_parser(
+        "submit", help="Submit a SageMaker training job from a JSON job spec (Contract 5)."
+    )
+    p_submit.add_argument("--spec", required=True, help="JSON file with JobSpec fields.")
+    p_submit.add_argument("--dry-run", action="store_true", help="Print the request only.")
+    p_submit.set_defaults(func=_cmd_submit)
     return parser
 
 

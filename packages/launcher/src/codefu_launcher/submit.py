@@ -13,6 +13,7 @@ import json
 import os
 import secrets
 import shlex
+import sys
 import warnings
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -108,8 +109,9 @@ def _groups(spec: JobSpec) -> list[InstanceGroupSpec]:
     return [InstanceGroupSpec(HOMOGENEOUS_GROUP, spec.instance_type, spec.instance_count)]
 
 
-def validate(spec: JobSpec) -> None:
-    """Raise SubmitError naming the field to fix."""
+def validate(spec: JobSpec) -> list[str]:
+    """Raise SubmitError naming the field to fix; return notes (dry run: missing local dirs)."""
+    notes: list[str] = []
     if not spec.image_uri:
         raise SubmitError(
             "image_uri is empty: build and push the training image (`nox -s image -- push`) "
@@ -144,16 +146,20 @@ def validate(spec: JobSpec) -> None:
             "A heterogeneous job needs head_instance_group: the group whose first host runs "
             f"the entrypoint (one of {names})."
         )
-    for name, source in spec.input_channels.items():
-        if not source.startswith("s3://") and not Path(source).is_dir():
-            raise SubmitError(
-                f"Input channel {name!r}: {source} is neither an s3:// URI nor a local directory "
-                "(run `nox -s prepare` first, or give the dataset's S3 URI)."
-            )
-    if not Path(spec.source_dir).is_dir() and not spec.source_dir.startswith("s3://"):
-        raise SubmitError(f"source_dir {spec.source_dir} is not a directory.")
     if spec.max_runtime_seconds < 1 or spec.keep_alive_seconds < 0 or spec.volume_size_gb < 1:
         raise SubmitError("max_runtime_seconds and volume_size_gb must be > 0, keep_alive >= 0.")
+    problems = [
+        f"Input channel {name!r}: {source} is neither an s3:// URI nor a local directory "
+        "(run `nox -s prepare` first, or give the dataset's S3 URI)."
+        for name, source in spec.input_channels.items()
+        if not source.startswith("s3://") and not Path(source).is_dir()
+    ]
+    if not Path(spec.source_dir).is_dir() and not spec.source_dir.startswith("s3://"):
+        problems.append(f"source_dir {spec.source_dir} is not a directory.")
+    if problems and not spec.dry_run:
+        raise SubmitError(" ".join(problems))
+    notes += problems
+    return notes
 
 
 def job_environment(spec: JobSpec) -> dict[str, str]:
@@ -317,13 +323,17 @@ def submit(spec: JobSpec, boto_session: Any = None, wait: bool = False) -> Submi
     environment. Raises SubmitError with what to set when role, region or credentials
     are missing.
     """
-    validate(spec)
+    notes = validate(spec)
     env = job_environment(spec)
     role = resolve_role(spec)
-    resolved = {**asdict(spec), "role_arn": role, "environment": _redact(env)}
+    if role is None:
+        notes.append(f"No role: set {ROLE_ENV} (or role_arn) before submitting for real.")
+    resolved = {**asdict(spec), "role_arn": role, "environment": _redact(env), "notes": notes}
     if spec.dry_run:
         request = preview_request(spec, env, role)
         print(json.dumps({"request": request, "resolved_spec": resolved}, indent=2))
+        for note in notes:
+            print(f"codefu-launcher submit (dry run) note: {note}", file=sys.stderr)
         return SubmitResult(job_name=None, dry_run=True, request=request, resolved=resolved)
     if role is None:
         raise SubmitError(
@@ -348,3 +358,20 @@ def submit(spec: JobSpec, boto_session: Any = None, wait: bool = False) -> Submi
     request = {"TrainingJobName": job_name, "RoleArn": role}
     print(f"Submitted SageMaker training job {job_name} in {session.region_name}.")
     return SubmitResult(job_name=job_name, dry_run=False, request=request, resolved=resolved)
+
+
+def spec_from_dict(data: dict[str, Any]) -> JobSpec:
+    """A JobSpec from JSON-like data (instance_groups as a list of objects)."""
+    known = set(JobSpec.__dataclass_fields__)
+    unknown = sorted(set(data) - known)
+    if unknown:
+        raise SubmitError(f"Unknown job spec keys {unknown}; valid keys: {sorted(known)}.")
+    values = dict(data)
+    values["instance_groups"] = [
+        InstanceGroupSpec(**g) if isinstance(g, dict) else g
+        for g in values.get("instance_groups", [])
+    ]
+    try:
+        return JobSpec(**values)
+    except TypeError as exc:
+        raise SubmitError(f"Invalid job spec: {exc}.") from exc
