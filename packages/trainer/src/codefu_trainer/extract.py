@@ -29,7 +29,7 @@ _THINK_CLOSE = re.compile(r"</think\s*>", re.IGNORECASE)
 _THINK_OPEN = re.compile(r"<think\s*>", re.IGNORECASE)
 _CODE_OPEN = re.compile(r"<code(?:\s[^>]*)?>", re.IGNORECASE)
 _CODE_CLOSE = re.compile(r"</code\s*>", re.IGNORECASE)
-# An opening or closing fence: up to 3 spaces of indent, 3+ backticks or tildes, then an info string.
+# A fence line: up to 3 spaces of indent, 3+ backticks or tildes, then an info string.
 _FENCE = re.compile(r"^[ \t]{0,3}(?P<fence>`{3,}|~{3,})[ \t]*(?P<info>[^\n`]*)$")
 _LOOKS_LIKE_PROGRAM = re.compile(r"\bmain\s*\(")
 

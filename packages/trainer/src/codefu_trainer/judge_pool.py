@@ -48,7 +48,10 @@ _RESOURCE_SHARE = 0.001
 
 @dataclass(frozen=True)
 class JudgeJob:
-    """One response to judge. ``tests`` is a list of (input, output) pairs or a Ray ObjectRef to one."""
+    """One response to judge.
+
+    ``tests`` is a list of (input, output) pairs or a Ray ObjectRef to one.
+    """
 
     source: str
     tests: Any
@@ -95,6 +98,7 @@ class JudgeWorker:
         self,
         source: str,
         tests: Sequence[tuple[str, str]],
+        *,
         time_seconds: float,
         memory_bytes: int,
         checker: str,
@@ -290,10 +294,10 @@ class JudgePool:
             ref = worker.handle.judge.remote(
                 job.source,
                 job.tests,
-                job.time_seconds,
-                job.memory_bytes,
-                job.checker,
-                job.stop_on_first_failure,
+                time_seconds=job.time_seconds,
+                memory_bytes=job.memory_bytes,
+                checker=job.checker,
+                stop_on_first_failure=job.stop_on_first_failure,
             )
             try:
                 summary = await asyncio.wait_for(_await_ref(ref), timeout=job.deadline_seconds)

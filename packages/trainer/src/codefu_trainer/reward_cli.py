@@ -39,7 +39,9 @@ def load_ground_truths(path: Path) -> dict[str, Any]:
     try:
         table = pq.read_table(path, columns=["reward_model"])
     except Exception as e:
-        raise InputError(f"{path}: not a processed dataset parquet with a reward_model column ({e})") from e
+        raise InputError(
+            f"{path}: not a processed dataset parquet with a reward_model column ({e})"
+        ) from e
     truths: dict[str, Any] = {}
     for row, rm in enumerate(table.column("reward_model").to_pylist()):
         gt = (rm or {}).get("ground_truth")
@@ -91,7 +93,9 @@ def load_config(config_dir: str | None, reward: str, overrides: Sequence[str]) -
             cfg = compose(overrides=[f"+reward={reward}", *(f"reward.{o}" for o in overrides)])
         return reward_config_from(cfg.reward)
     if config_dir is not None:
-        raise InputError(f"{directory}/reward/{reward}.yaml not found (check --config-dir/--reward)")
+        raise InputError(
+            f"{directory}/reward/{reward}.yaml not found (check --config-dir/--reward)"
+        )
     base = OmegaConf.structured(RewardConfig)
     return reward_config_from(OmegaConf.merge(base, OmegaConf.from_dotlist(list(overrides))))
 
@@ -163,7 +167,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", required=True, help="where to write the scores JSONL")
     p.add_argument("--workers", type=int, default=None, help="judge workers (default: one per CPU)")
     p.add_argument("--address", default=None, help="Ray address to join (default: start one here)")
-    p.add_argument("--config-dir", default=None, help="config dir holding reward/*.yaml (default ./conf)")
+    p.add_argument(
+        "--config-dir", default=None, help="config dir holding reward/*.yaml (default ./conf)"
+    )
     p.add_argument("--reward", default="codefu", help="reward option: codefu, power, ...")
     p.add_argument("overrides", nargs="*", help="reward settings KEY=VALUE, e.g. mode=power")
     p.set_defaults(func=score_command)

@@ -37,7 +37,10 @@ class RewardMode(StrEnum):
 
 @dataclass
 class DeadlineConfig:
-    """Per-response deadline: compile_seconds + Σ_tests (time limit × wall_factor + per_test_overhead) + slack.
+    """Per-response deadline.
+
+    compile_seconds + Σ_tests (time limit × wall_factor + per_test_overhead) + slack,
+    capped at max_seconds.
 
     Past it the response gets the verdict ``DEADLINE``, ``judge_failure_score`` and
     ``judge_failure=1``. The judge bounds every program itself, so the deadline only fires

@@ -90,7 +90,9 @@ class ScoredResponse:
 class RewardService:
     """Scores responses against ground truths on a Ray cluster (see the module docstring)."""
 
-    def __init__(self, config: RewardConfig | Mapping[str, Any] | None = None, address: str | None = None):
+    def __init__(
+        self, config: RewardConfig | Mapping[str, Any] | None = None, address: str | None = None
+    ):
         self.config = reward_config_from(config)
         self._started_ray = False
         if not ray.is_initialized():
@@ -105,7 +107,8 @@ class RewardService:
     ) -> tuple[list[ScoredResponse | None], list[tuple[int, JudgeJob]]]:
         if len(responses) != len(ground_truths):
             raise ValueError(
-                f"{len(responses)} responses but {len(ground_truths)} ground truths: pass one per response"
+                f"{len(responses)} responses but {len(ground_truths)} ground truths: "
+                "pass one ground truth per response"
             )
         cfg = self.config
         done: list[ScoredResponse | None] = [None] * len(responses)
@@ -178,7 +181,9 @@ class RewardService:
             payload = [job for _, job in jobs]
             for attempt in range(2):
                 try:
-                    outcomes = ray.get(self._pool.run_many.remote(payload), timeout=self._backstop(jobs))
+                    outcomes = ray.get(
+                        self._pool.run_many.remote(payload), timeout=self._backstop(jobs)
+                    )
                     break
                 except RayActorError:
                     if attempt == 1:

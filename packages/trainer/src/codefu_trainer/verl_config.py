@@ -110,6 +110,7 @@ def validate_verl_config(config: DictConfig, check_reward_function: bool = True)
     """veRL's own checks, as main_ppo runs them, on CPU: `validate_config` (batch sizes,
     parallelism, actor/critic dataclasses), the rollout and algorithm dataclasses, and
     the custom reward function's import."""
+    from hydra.errors import InstantiationException
     from verl.trainer.ppo.utils import need_critic, need_reference_policy
     from verl.utils.config import omega_conf_to_dataclass, validate_config
 
@@ -123,8 +124,9 @@ def validate_verl_config(config: DictConfig, check_reward_function: bool = True)
             )
             omega_conf_to_dataclass(config.actor_rollout_ref.rollout)
             omega_conf_to_dataclass(config.algorithm)
-        except (AssertionError, ValueError, TypeError) as exc:
-            raise ConfigError(f"veRL rejected the configuration: {exc}") from exc
+        except (AssertionError, ValueError, TypeError, InstantiationException) as exc:
+            cause = f" ({exc.__cause__})" if exc.__cause__ else ""
+            raise ConfigError(f"veRL rejected the configuration: {exc}{cause}") from exc
     if check_reward_function:
         from verl.utils.import_utils import load_extern_object
 

@@ -28,7 +28,13 @@ from typing import Any
 from codefu_trainer.reward_config import RewardConfig, reward_config_from
 from codefu_trainer.reward_service import RewardService
 
-__all__ = ["CONFIG_ENV", "CodeFuRewardManager", "compute_score", "compute_score_async", "get_service"]
+__all__ = [
+    "CONFIG_ENV",
+    "CodeFuRewardManager",
+    "compute_score",
+    "compute_score_async",
+    "get_service",
+]
 
 CONFIG_ENV = "CODEFU_REWARD_CONFIG"
 
@@ -104,8 +110,9 @@ def _register_manager() -> type:
             response_ids = item.batch["responses"]
             length = int(item.batch["attention_mask"][-response_ids.shape[-1] :].sum())
             valid_ids = response_ids[:length]
+            tokenizer: Any = self.tokenizer
             text = await self.loop.run_in_executor(
-                None, lambda: self.tokenizer.decode(valid_ids, skip_special_tokens=True)
+                None, lambda: tokenizer.decode(valid_ids, skip_special_tokens=True)
             )
             ground_truth = item.non_tensor_batch["reward_model"]["ground_truth"]
             service = get_service(self._reward_config)

@@ -14,8 +14,7 @@ DIFF_PROGRAM = (  # wrong except when b == 0
 )
 COMPILE_ERROR_PROGRAM = "#include <bits/stdc++.h>\nint main() { this is not c++ }\n"
 SLEEP_PROGRAM = (
-    "#include <bits/stdc++.h>\n#include <unistd.h>\n"
-    "int main() { for (;;) sleep(1000); }\n"
+    "#include <bits/stdc++.h>\n#include <unistd.h>\nint main() { for (;;) sleep(1000); }\n"
 )
 SPIN_PROGRAM = "int main() { volatile unsigned long x = 0; for (;;) x = x + 1; }\n"
 # Busy for about `ms` milliseconds of CPU, then answers a + b correctly.
@@ -47,4 +46,5 @@ def sum_ground_truth(
 
 def respond(code: str, tag: str = "cpp") -> str:
     """A model-like response: reasoning, then the answer in a fenced block."""
-    return f"<think>\nLet me think.\n```cpp\nint main() {{}}\n```\n</think>\nHere:\n```{tag}\n{code}```\n"
+    draft = "```cpp\nint main() {}\n```"
+    return f"<think>\nLet me think.\n{draft}\n</think>\nHere:\n```{tag}\n{code}```\n"
