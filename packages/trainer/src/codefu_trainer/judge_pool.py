@@ -60,6 +60,7 @@ class JudgeJob:
     checker: str
     stop_on_first_failure: bool
     deadline_seconds: float
+    stop_on_timeout: bool = False
 
 
 @dataclass
@@ -88,7 +89,7 @@ class JudgeWorker:
         from codefu_sandbox import Judge
 
         self._judge = Judge(cache_dir=Path(cache_dir) if cache_dir else None)
-        self._node_id = ray.get_runtime_context().get_node_id()
+        self._node_id = ray.get_runtime_context().get_node_id() if ray.is_initialized() else ""
 
     def ready(self) -> str:
         """The node this worker runs on (answers once the actor has started)."""
@@ -103,18 +104,63 @@ class JudgeWorker:
         memory_bytes: int,
         checker: str,
         stop_on_first_failure: bool,
+        stop_on_timeout: bool = False,
     ) -> JudgeSummary:
+        """Compile once (the judge caches binaries) and run the tests here, one at a time.
+
+        With ``stop_on_timeout`` the tests run in growing chunks (1, 2, 4, …) and judging
+        stops after the first chunk with a TLE: one timeout decides the reward, so the
+        rest would only burn CPU (a TLE program costs the time limit on every test).
+        """
         from codefu_sandbox import Limits, TestCase
 
         cases = [TestCase(input=i, output=o) for i, o in tests]
-        report = self._judge.judge(
-            source,
-            cases,
-            Limits(time_seconds=time_seconds, memory_bytes=memory_bytes),
-            checker=checker,
-            stop_on_first_failure=stop_on_first_failure,
+        limits = Limits(time_seconds=time_seconds, memory_bytes=memory_bytes)
+        if stop_on_first_failure or not stop_on_timeout:
+            report = self._judge.judge(
+                source, cases, limits, checker=checker, stop_on_first_failure=stop_on_first_failure
+            )
+            return summarize(report, node_id=self._node_id)
+        verdicts: list[str] = []
+        cpu = 0.0
+        compile_seconds, cached = 0.0, False
+        start, size = 0, 1
+        while start < len(cases):
+            report = self._judge.judge(source, cases[start : start + size], limits, checker=checker)
+            if start == 0:
+                compile_seconds, cached = float(report.compile.seconds), bool(report.compile.cached)
+            if not report.tests:  # CE, or an internal error before any test ran
+                return JudgeSummary(
+                    str(report.verdict),
+                    (),
+                    0,
+                    len(cases),
+                    compile_seconds,
+                    cpu,
+                    cached,
+                    self._node_id,
+                )
+            verdicts.extend(str(t.verdict) for t in report.tests)
+            cpu += sum(float(t.cpu_seconds) for t in report.tests)
+            if "TLE" in verdicts:
+                break
+            start, size = start + size, size * 2
+        failures = [v for v in verdicts if v != "AC"]
+        verdict = min(failures, key=lambda v: _SEVERITY.get(v, len(_SEVERITY)), default="AC")
+        return JudgeSummary(
+            verdict,
+            tuple(verdicts),
+            verdicts.count("AC"),
+            len(cases),
+            compile_seconds,
+            cpu,
+            cached,
+            self._node_id,
         )
-        return summarize(report, node_id=self._node_id)
+
+
+# Most severe first (as the judge ranks them): the overall verdict of chunked judging.
+_SEVERITY = {v: i for i, v in enumerate(["IE", "CE", "SV", "TLE", "MLE", "OLE", "RE", "WA"])}
 
 
 def _alive_nodes() -> list[dict[str, Any]]:
@@ -298,6 +344,7 @@ class JudgePool:
                 memory_bytes=job.memory_bytes,
                 checker=job.checker,
                 stop_on_first_failure=job.stop_on_first_failure,
+                stop_on_timeout=job.stop_on_timeout,
             )
             try:
                 summary = await asyncio.wait_for(_await_ref(ref), timeout=job.deadline_seconds)

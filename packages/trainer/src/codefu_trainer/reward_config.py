@@ -87,6 +87,9 @@ class RewardConfig:
     compile_error_score: float = -0.5
     timeout_score: float = 0.0  # any test over the time limit
     judge_failure_score: float = 0.0  # deadline passed, worker lost twice, judge internal error
+    # Any TLE decides the reward (timeout_score), so stop judging at the first one; the
+    # result's `passed` then counts the tests run before it. Off: every test runs.
+    stop_on_timeout: bool = True
     # Output comparison (Contract 1 checker names); codecontests = DESIGN §5 token compare.
     checker: str = "codecontests"
     # Problem limits: scale the time limit; defaults where the dataset has none.

@@ -143,6 +143,7 @@ class RewardService:
                         checker=cfg.checker,
                         stop_on_first_failure=cfg.mode is RewardMode.all_or_nothing,
                         deadline_seconds=deadline_seconds(problem, cfg),
+                        stop_on_timeout=cfg.stop_on_timeout,
                     ),
                 )
             )

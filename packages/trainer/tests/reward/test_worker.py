@@ -1,0 +1,70 @@
+"""The judge worker body in-process (no Ray): chunked judging that stops at the first TLE."""
+
+from __future__ import annotations
+
+import pytest
+
+from codefu_trainer.judge_pool import JudgeWorker
+from codefu_trainer.reward_config import RewardConfig
+from codefu_trainer.reward_rules import score_report
+
+from .problems import COMPILE_ERROR_PROGRAM, DIFF_PROGRAM, SUM_PROGRAM
+
+pytest.importorskip("codefu_sandbox")
+
+# Prints a + b, but spins forever when a == 21 (the 4th test of `_tests`).
+LATE_TLE = (
+    "#include <bits/stdc++.h>\n"
+    "int main() { long long a, b; std::cin >> a >> b;\n"
+    "  if (a == 21) { volatile unsigned long x = 0; for (;;) x = x + 1; }\n"
+    "  std::cout << a + b << '\\n'; }\n"
+)
+
+
+def _tests(n: int) -> list[tuple[str, str]]:
+    return [
+        (f"{7 * i} {0 if i == 0 else i + 1}\n", f"{7 * i + (0 if i == 0 else i + 1)}\n")
+        for i in range(n)
+    ]
+
+
+@pytest.fixture(scope="module")
+def worker(tmp_path_factory: pytest.TempPathFactory) -> JudgeWorker:
+    return JudgeWorker(str(tmp_path_factory.mktemp("cache")))
+
+
+def _judge(worker: JudgeWorker, source: str, n: int, **kw: bool) -> object:
+    return worker.judge(
+        source,
+        _tests(n),
+        time_seconds=0.5,
+        memory_bytes=256 << 20,
+        checker="codecontests",
+        stop_on_first_failure=kw.get("stop_on_first_failure", False),
+        stop_on_timeout=kw.get("stop_on_timeout", True),
+    )
+
+
+def test_chunked_judging_counts_every_test_without_timeouts(worker: JudgeWorker) -> None:
+    ok = _judge(worker, SUM_PROGRAM, 12)
+    wrong = _judge(worker, DIFF_PROGRAM, 12)
+    assert (ok.verdict, ok.passed, ok.total, len(ok.test_verdicts)) == ("AC", 12, 12, 12)
+    assert (wrong.verdict, wrong.passed, wrong.total, len(wrong.test_verdicts)) == ("WA", 1, 12, 12)
+    assert score_report(wrong, RewardConfig()).score == pytest.approx(1 / 12)
+
+
+def test_chunked_judging_stops_after_the_chunk_with_the_first_tle(worker: JudgeWorker) -> None:
+    s = _judge(worker, LATE_TLE, 12)
+    # Chunks 1, 2, 4: the 4th test times out in the third chunk; tests 8-12 never run.
+    assert s.verdict == "TLE" and s.total == 12
+    assert s.test_verdicts == ("AC", "AC", "AC", "TLE", "AC", "AC", "AC")
+    assert score_report(s, RewardConfig()).score == 0.0
+    full = _judge(worker, LATE_TLE, 12, stop_on_timeout=False)
+    assert len(full.test_verdicts) == 12 and full.verdict == "TLE"
+
+
+def test_compile_error_and_early_stop(worker: JudgeWorker) -> None:
+    ce = _judge(worker, COMPILE_ERROR_PROGRAM, 5)
+    assert (ce.verdict, ce.passed, ce.total, ce.test_verdicts) == ("CE", 0, 5, ())
+    first_fail = _judge(worker, DIFF_PROGRAM, 5, stop_on_first_failure=True)
+    assert first_fail.verdict == "WA" and first_fail.test_verdicts == ("AC", "WA")
