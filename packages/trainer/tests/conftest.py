@@ -1,0 +1,54 @@
+"""Fixtures of the trainer's own tests (the reward tests live in tests/reward/)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[3]
+CONF = REPO / "conf"
+
+APLUSB_OK = """<think>add them</think>
+<code>
+#include <iostream>
+int main() { long long a, b; std::cin >> a >> b; std::cout << a + b << std::endl; }
+</code>"""
+
+
+def _problem(index: int, split: str) -> dict:
+    name = f"{index}_A. Sum"
+    inputs = [f"{i} {i + index}\n" for i in range(1, 4)]
+    outputs = [f"{2 * i + index}\n" for i in range(1, 4)]
+    return {
+        "data_source": "code_contests",
+        "prompt": [{"role": "user", "content": f"Problem {name}: print a+b. Use <code> tags."}],
+        "ability": "coding-cp",
+        "reward_model": {
+            "style": "rule",
+            "ground_truth": {
+                "name": name,
+                "cf_rating": 800,
+                "time_limit": {"seconds": 2.0, "nanos": 0.0},
+                "memory_limit_bytes": 256 * 1024 * 1024,
+                "public_tests": {"input": inputs[:1], "output": outputs[:1]},
+                "private_tests": {"input": inputs, "output": outputs},
+            },
+        },
+        "extra_info": {"index": index, "split": split, "tier": "easy", "name": name},
+    }
+
+
+@pytest.fixture
+def prepared_data(tmp_path: Path) -> Path:
+    """A processed dataset (Contract 2 layout) with a few a+b problems in tier easy."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    out = tmp_path / "processed"
+    (out / "easy").mkdir(parents=True)
+    for split, n in (("train", 4), ("test", 2)):
+        rows = [_problem(i, split) for i in range(n)]
+        pq.write_table(pa.Table.from_pylist(rows), out / "easy" / f"{split}.parquet")
+    (out / "manifest.json").write_text("{}")
+    return out

@@ -1,0 +1,113 @@
+"""The CPU rehearsal end to end: steps, checkpoint, resume, metrics under veRL's names."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from codefu_trainer.rehearsal import JudgeReward, latest_checkpoint, score_metrics
+from codefu_trainer.reward_config import RewardConfig
+from codefu_trainer.tracking import read_metrics
+from codefu_trainer.train_cli import main
+
+from .conftest import APLUSB_OK, CONF
+
+VERL_KEYS = {
+    "critic/score/mean",
+    "critic/score/max",
+    "critic/score/min",
+    "actor/kl_loss",
+    "actor/ppo_kl",
+    "actor/pg_clipfrac",
+    "actor/entropy",
+    "response_length/mean",
+    "judge/has_code",
+    "judge/verdict/NO_CODE",
+    "timing_s/step",
+}
+
+
+def _overrides(data: Path, run_dir: Path, steps: int) -> list[str]:
+    return [
+        "--config-dir",
+        str(CONF),
+        "cluster=cpu",
+        f"data.out_dir={data}",
+        f"run.dir={run_dir}",
+        f"rehearsal.steps={steps}",
+        "rehearsal.prompts_per_step=2",
+        "rehearsal.num_generations=2",
+        "rehearsal.max_completion_tokens=12",
+        "model.tiny.hidden_size=32",
+        "model.tiny.intermediate_size=64",
+        "model.tiny.num_hidden_layers=1",
+    ]
+
+
+@pytest.mark.slow
+@pytest.mark.ray
+def test_rehearsal_runs_checkpoints_and_resumes(
+    prepared_data: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run_dir = tmp_path / "run"
+    assert main(_overrides(prepared_data, run_dir, steps=1)) == 0
+    first = capsys.readouterr().out
+    assert "critic/score" not in first and "score" in first  # the per-step table
+    ckpt = latest_checkpoint(run_dir / "checkpoints")
+    assert ckpt is not None and ckpt.name == "checkpoint-2"  # 1 step = 2 PPO mini-batch updates
+    assert (run_dir / "model" / "config.json").is_file()
+    assert (run_dir / "config" / "train.yaml").is_file() and (
+        run_dir / "config" / "verl.yaml"
+    ).is_file()
+
+    assert main(_overrides(prepared_data, run_dir, steps=2)) == 0
+    assert f"resuming from {ckpt}" in capsys.readouterr().out
+    assert latest_checkpoint(run_dir / "checkpoints").name == "checkpoint-4"  # type: ignore[union-attr]
+    records = read_metrics(run_dir)
+    assert [r["step"] for r in records] == [1, 2]
+    for record in records:
+        assert set(record) >= VERL_KEYS, VERL_KEYS - set(record)
+        assert (
+            record["critic/score/min"] <= record["critic/score/mean"] <= record["critic/score/max"]
+        )
+        verdicts = sum(v for k, v in record.items() if k.startswith("judge/verdict/"))
+        assert verdicts == pytest.approx(1.0)
+    assert (run_dir / "mlflow.db").is_file()
+    import mlflow
+
+    run_id = (run_dir / "mlflow_run_id.txt").read_text().strip()
+    client = mlflow.MlflowClient(tracking_uri=f"sqlite:///{run_dir / 'mlflow.db'}")
+    assert [m.step for m in client.get_metric_history(run_id, "critic/score/mean")] == [1, 2]
+
+
+@pytest.mark.slow
+@pytest.mark.ray
+def test_judge_reward_scores_through_the_shared_reward_service(prepared_data: Path) -> None:
+    """The rehearsal's reward function is RewardService: a right answer is AC, prose is no code."""
+    import pyarrow.parquet as pq
+    import ray
+
+    from codefu_trainer.reward_service import RewardService
+
+    row = pq.read_table(prepared_data / "easy" / "train.parquet").to_pylist()[1]
+    truth = json.dumps(row["reward_model"]["ground_truth"])
+    ray.init(address="local", num_cpus=2, include_dashboard=False)
+    service = RewardService(RewardConfig())
+    try:
+        reward = JudgeReward(service)
+        completions = [
+            [{"role": "assistant", "content": APLUSB_OK}],
+            [{"role": "assistant", "content": "hi"}],
+        ]
+        scores = reward(
+            prompts=[row["prompt"]] * 2, completions=completions, ground_truth=[truth, truth]
+        )
+    finally:
+        service.close()
+        ray.shutdown()
+    assert scores == [1.0, -1.0]
+    metrics = score_metrics(reward.last)
+    assert metrics["judge/verdict/AC"] == 0.5 and metrics["judge/verdict/NO_CODE"] == 0.5
+    assert metrics["critic/score/max"] == 1.0 and metrics["critic/score/min"] == -1.0

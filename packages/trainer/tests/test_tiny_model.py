@@ -1,0 +1,46 @@
+"""The offline tiny model and byte-level tokenizer used by the rehearsal."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from codefu_trainer.config import TinyModelConfig
+from codefu_trainer.tiny_model import build_byte_tokenizer, write_tiny_model
+
+_TOK = build_byte_tokenizer()
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.text(max_size=200))
+def test_byte_tokenizer_round_trips_any_text(text: str) -> None:
+    ids = _TOK(text, add_special_tokens=False)["input_ids"]
+    assert len(ids) == len(text.encode("utf-8"))
+    assert _TOK.decode(ids) == text
+
+
+def test_chat_template_ends_with_the_assistant_turn() -> None:
+    text = _TOK.apply_chat_template(
+        [{"role": "user", "content": "a+b"}], tokenize=False, add_generation_prompt=True
+    )
+    assert text == "<|im_start|>user\na+b<|im_end|>\n<|im_start|>assistant\n"
+
+
+def test_tiny_model_saves_loads_and_generates(tmp_path: Path) -> None:
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    cfg = TinyModelConfig(hidden_size=32, intermediate_size=64, num_hidden_layers=1)
+    path = write_tiny_model(cfg, tmp_path / "m")
+    assert write_tiny_model(cfg, path) == path  # reused, not rebuilt
+    tok = AutoTokenizer.from_pretrained(path)
+    model = AutoModelForCausalLM.from_pretrained(path)
+    assert model.config.vocab_size == len(tok)
+    ids = tok("int main", return_tensors="pt")
+    out = model.generate(**ids, max_new_tokens=5, do_sample=True, pad_token_id=tok.pad_token_id)
+    assert out.shape[1] <= ids["input_ids"].shape[1] + 5
+    again = AutoModelForCausalLM.from_pretrained(write_tiny_model(cfg, tmp_path / "n"))
+    for a, b in zip(model.parameters(), again.parameters(), strict=True):
+        assert torch.equal(a, b)  # same seed, same weights

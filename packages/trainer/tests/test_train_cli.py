@@ -1,0 +1,142 @@
+"""codefu-train's command line: errors start nothing; dispatch per cluster kind."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from codefu_trainer.gpu import visible_gpu_count
+from codefu_trainer.train_cli import main
+
+from .conftest import CONF
+
+
+def _run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    code = main(["--config-dir", str(CONF), *argv])
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def test_unknown_cluster_option_lists_the_valid_ones(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, _, err = _run(["cluster=nonexistent", f"run.root_dir={tmp_path}"], capsys)
+    assert code == 2
+    assert "'nonexistent' is not an option of the config group 'cluster'" in err
+    for option in ("cpu", "local", "sagemaker_hetero", "sagemaker_p4de", "sagemaker_p5"):
+        assert option in err
+    assert "Nothing was started" in err
+    assert not any(tmp_path.iterdir())
+
+
+def test_unknown_cluster_key_lists_the_valid_keys(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, _, err = _run(["cluster.bogus=1", f"run.root_dir={tmp_path}"], capsys)
+    assert code == 2
+    assert "'bogus' is not a key of cluster" in err
+    for key in ("gpus_per_node", "kind", "name", "nnodes", "sagemaker"):
+        assert key in err
+    assert not any(tmp_path.iterdir())
+
+
+def test_local_without_gpu_stops_before_anything_and_points_to_the_rehearsal(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")
+    assert visible_gpu_count() == 0
+    code, _, err = _run(["cluster=local", f"run.root_dir={tmp_path}"], capsys)
+    assert code == 3
+    assert "has none" in err and "cluster=cpu" in err and "nox -s prepare" in err
+    assert "Nothing was started" in err
+    assert not any(tmp_path.iterdir())
+
+
+def test_console_script_reports_no_gpu(tmp_path: Path) -> None:
+    """The installed entry point, as `nox -s train -- cluster=local` runs it."""
+    exe = Path(sys.executable).with_name("codefu-train")
+    env = {
+        "PATH": str(exe.parent) + ":/usr/bin:/bin",
+        "CUDA_VISIBLE_DEVICES": "",
+        "HOME": str(tmp_path),
+    }
+    proc = subprocess.run(
+        [str(exe), "--config-dir", str(CONF), "cluster=local"],
+        capture_output=True, text=True, cwd=tmp_path, env=env, timeout=300, check=False,
+    )  # fmt: skip
+    assert proc.returncode == 3, proc.stderr
+    assert "nox -s train -- cluster=cpu" in proc.stderr
+    assert not (tmp_path / "runs").exists()
+
+
+def test_cpu_without_prepared_data_says_to_run_prepare(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, _, err = _run(
+        ["cluster=cpu", f"data.out_dir={tmp_path / 'none'}", f"run.dir={tmp_path / 'r'}"], capsys
+    )
+    assert code == 3
+    assert "nox -s prepare" in err
+
+
+def test_check_prints_both_configs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = _run(["--check", "cluster=sagemaker_p5", f"run.dir={tmp_path}"], capsys)
+    assert code == 0, err
+    assert "ml.p5.48xlarge" in out and "adv_estimator: grpo" in out
+    assert "nothing started" in err
+
+
+def test_sagemaker_dry_run_writes_resolved_configs_and_prints_the_request(
+    tmp_path: Path,
+    prepared_data: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("SAGEMAKER_ROLE_ARN", raising=False)
+    run_dir = tmp_path / "run"
+    code, out, err = _run(
+        [
+            "cluster=sagemaker_p4de",
+            "cluster.sagemaker.image_uri=123.dkr.ecr.us-east-1.amazonaws.com/codefu-train:0.1.0",
+            f"data.out_dir={prepared_data}",
+            f"run.dir={run_dir}",
+            "trainer.total_epochs=2",
+        ],
+        capsys,
+    )
+    assert code == 0, err
+    assert "DRY RUN" in err
+    printed = json.loads(out[out.index("{") :])
+    entry = printed["resolved_spec"]["entrypoint"]
+    assert entry[:3] == ["codefu-train", "--config-dir", "."]
+    assert "cluster=sagemaker_p4de" in entry and "trainer.total_epochs=2" in entry
+    assert entry[-1] == "cluster.kind=local"
+    assert printed["resolved_spec"]["input_channels"] == {"data": str(prepared_data)}
+    assert printed["resolved_spec"]["instance_type"] == "ml.p4de.24xlarge"
+    assert (run_dir / "config" / "train.yaml").is_file()
+    assert "total_epochs: 2" in (run_dir / "config" / "verl.yaml").read_text()
+
+
+def test_sagemaker_submission_without_role_says_what_to_set(
+    tmp_path: Path,
+    prepared_data: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("SAGEMAKER_ROLE_ARN", raising=False)
+    code, _, err = _run(
+        [
+            "cluster=sagemaker_hetero",
+            "cluster.sagemaker.dry_run=false",
+            "cluster.sagemaker.image_uri=123.dkr.ecr.us-east-1.amazonaws.com/codefu-train:0.1.0",
+            f"data.out_dir={prepared_data}",
+            f"run.dir={tmp_path / 'run'}",
+        ],
+        capsys,
+    )
+    assert code == 3
+    assert "SAGEMAKER_ROLE_ARN" in err and "Nothing was submitted" in err

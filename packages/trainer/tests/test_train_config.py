@@ -1,0 +1,181 @@
+"""Both configuration stages: every cluster option composes and passes veRL's validation."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from omegaconf import OmegaConf
+
+from codefu_trainer.config import ClusterKind, GroupRole, checkpoint_dir, final_model_dir
+from codefu_trainer.overrides import ConfigError, hydra_value, split_overrides
+from codefu_trainer.train_cli import compose_run
+from codefu_trainer.verl_config import validate_verl_config
+
+from .conftest import CONF
+
+CLUSTERS = sorted(p.stem for p in (CONF / "cluster").glob("*.yaml"))
+
+
+def test_the_required_cluster_options_exist() -> None:
+    assert {"local", "cpu", "sagemaker_p4de", "sagemaker_p5", "sagemaker_hetero"} <= set(CLUSTERS)
+
+
+@pytest.mark.parametrize("cluster", CLUSTERS)
+def test_every_cluster_composes_and_passes_verl_validation(cluster: str, tmp_path: Path) -> None:
+    run = compose_run(CONF, [f"cluster={cluster}", f"run.dir={tmp_path}"], gpus_detected=8)
+    assert run.verl is not None
+    # veRL's own checks (validate_config, rollout/algorithm dataclasses, reward import),
+    # also for cpu where codefu-train skips them (the rehearsal has no GPUs to plan).
+    validate_verl_config(run.verl)
+    v = run.verl
+    assert v.trainer.nnodes == run.cfg.cluster.nnodes
+    assert v.trainer.n_gpus_per_node == (run.cfg.cluster.gpus_per_node or 8)
+    assert v.actor_rollout_ref.model.path == run.cfg.model.path
+    assert v.data.train_files == [str(Path("data/processed").resolve() / "easy" / "train.parquet")]
+    assert v.trainer.default_local_dir == str(tmp_path / "checkpoints")
+
+
+def test_codefu_grpo_defaults(tmp_path: Path) -> None:
+    v = compose_run(CONF, [f"run.dir={tmp_path}"], gpus_detected=8).verl
+    assert v is not None
+    actor, rollout = v.actor_rollout_ref.actor, v.actor_rollout_ref.rollout
+    assert v.algorithm.adv_estimator == "grpo"
+    assert rollout.n == 8 and rollout.tensor_model_parallel_size == 2 and rollout.name == "vllm"
+    assert v.data.train_batch_size == 64
+    assert (v.data.max_prompt_length, v.data.max_response_length) == (4096, 20480)
+    assert actor.ulysses_sequence_parallel_size == 4
+    assert actor.optim.lr == pytest.approx(1e-5)
+    assert actor.use_kl_loss and actor.kl_loss_type == "low_var_kl"
+    assert actor.kl_loss_coef == pytest.approx(0.001) and actor.entropy_coeff == pytest.approx(
+        0.001
+    )
+    assert v.data.train_batch_size >= 4 * actor.ppo_mini_batch_size
+    assert v.trainer.test_freq == 16 and v.trainer.resume_mode == "auto"
+    assert list(v.trainer.logger) == ["console", "mlflow"]
+    assert v.reward.custom_reward_function.path == "pkg://codefu_trainer.verl_reward"
+
+
+def test_cpu_cluster_defaults_to_the_tiny_model_unless_a_model_is_chosen(tmp_path: Path) -> None:
+    assert compose_run(CONF, ["cluster=cpu"], with_verl=False).cfg.model.name == "tiny"
+    assert compose_run(CONF, ["cluster=local"], with_verl=False).cfg.model.name != "tiny"
+    with pytest.raises(ConfigError, match="model=tiny"):
+        compose_run(CONF, ["cluster=cpu", "model=deepseek_r1_distill_qwen_7b"], with_verl=False)
+
+
+def test_hetero_cluster_has_train_and_judge_groups_and_sets_the_judge_resource() -> None:
+    run = compose_run(CONF, ["cluster=sagemaker_hetero"], with_verl=False)
+    roles = {g.role for g in run.cfg.cluster.sagemaker.instance_groups}
+    assert roles == {GroupRole.train, GroupRole.judge}
+    assert run.cfg.reward.worker.resource == "judge"
+    assert run.cfg.cluster.kind is ClusterKind.sagemaker
+
+
+def test_instance_types_of_the_reference_clusters() -> None:
+    p4de = compose_run(CONF, ["cluster=sagemaker_p4de"], with_verl=False).cfg.cluster
+    p5 = compose_run(CONF, ["cluster=sagemaker_p5"], with_verl=False).cfg.cluster
+    assert p4de.sagemaker.instance_type == "ml.p4de.24xlarge"
+    assert p5.sagemaker.instance_type == "ml.p5.48xlarge"
+    two = compose_run(
+        CONF, ["cluster=sagemaker_p5", "cluster.sagemaker.instance_count=2"], gpus_detected=8
+    )
+    assert two.cfg.cluster.nnodes == 2 and two.verl is not None and two.verl.trainer.nnodes == 2
+
+
+def test_overrides_reach_the_right_stage(tmp_path: Path) -> None:
+    run = compose_run(
+        CONF,
+        [
+            "cluster=sagemaker_p4de",
+            "trainer.total_epochs=3",
+            "verl.data.train_batch_size=128",
+            "data=hard",
+            "reward.no_code_score=-2",
+            f"run.dir={tmp_path}",
+        ],
+        gpus_detected=8,
+    )
+    assert run.verl is not None
+    assert run.verl.trainer.total_epochs == 3 and run.verl.data.train_batch_size == 128
+    assert run.cfg.data.tier == "hard" and run.cfg.reward.no_code_score == -2
+    assert run.verl.data.train_files[0].endswith("hard/train.parquet")
+    env = run.verl.ray_kwargs.ray_init.runtime_env.env_vars
+    assert '"no_code_score": -2.0' in env.CODEFU_REWARD_CONFIG
+    expected_uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    assert expected_uri == env.MLFLOW_TRACKING_URI
+
+
+@pytest.mark.parametrize(
+    ("overrides", "needles"),
+    [
+        (["cluster=nonexistent"], ["'nonexistent'", "cluster", "local", "sagemaker_p4de", "cpu"]),
+        (
+            ["cluster.bogus=1"],
+            ["cluster.bogus=1", "'bogus'", "nnodes", "gpus_per_node", "sagemaker"],
+        ),
+        (["cluster.sagemaker.instance_typ=x"], ["'instance_typ'", "did you mean 'instance_type'"]),
+        (["cluster.nnodes=two"], ["cluster.nnodes"]),
+        (["model=tinyy"], ["'tinyy'", "did you mean 'tiny'"]),
+        (["trainer.bogus_key=1"], ["'bogus_key'", "trainer", "total_epochs"]),
+        (["nonsense.key=1"], ["'nonsense'", "actor_rollout_ref", "algorithm"]),
+        (["verl.data.bogus=1"], ["'bogus'", "train_batch_size"]),
+        (["actor_rollout_ref.actor.loss_agg_mode=bogus"], ["veRL rejected", "bogus"]),
+        (["actor_rollout_ref.actor.use_dynamic_bsz=false"], ["veRL rejected", "micro_batch"]),
+        (["data.tier=medium"], ["medium", "easy", "hard", "expert"]),
+    ],
+)
+def test_bad_overrides_name_the_problem_and_the_valid_choices(
+    overrides: list[str], needles: list[str], tmp_path: Path
+) -> None:
+    with pytest.raises(ConfigError) as err:
+        compose_run(
+            CONF, ["cluster=sagemaker_p4de", f"run.dir={tmp_path}", *overrides], gpus_detected=8
+        )
+    for needle in needles:
+        assert needle in str(err.value)
+
+
+def test_split_overrides() -> None:
+    ours, theirs = split_overrides(
+        [
+            "cluster=cpu",
+            "+run.extra=1",
+            "trainer.total_epochs=1",
+            "verl.data.seed=3",
+            "~algorithm.kl_ctrl",
+        ]
+    )
+    assert [o.text for o in ours] == ["cluster=cpu", "+run.extra=1"]
+    assert [o.text for o in theirs] == [
+        "trainer.total_epochs=1",
+        "data.seed=3",
+        "~algorithm.kl_ctrl",
+    ]
+    with pytest.raises(ConfigError, match="KEY=VALUE"):
+        split_overrides(["cluster"])
+
+
+_values = st.recursive(
+    st.none() | st.booleans() | st.integers(-(10**9), 10**9) | st.text(max_size=20),
+    lambda inner: st.lists(inner, max_size=3),
+    max_leaves=6,
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(_values)
+def test_hydra_value_round_trips_through_hydras_parser(value: object) -> None:
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+
+    parsed = OverridesParser.create().parse_override(f"key={hydra_value(value)}")
+    assert OmegaConf.create({"v": parsed.value()}).v == value or parsed.value() == value
+
+
+def test_checkpoint_and_model_dirs_follow_sagemaker(tmp_path: Path) -> None:
+    assert checkpoint_dir(tmp_path, env={}) == tmp_path / "checkpoints"
+    assert final_model_dir(tmp_path, env={}) == tmp_path / "model"
+    sm = {"TRAINING_JOB_NAME": "j", "SM_MODEL_DIR": "/opt/ml/model"}
+    assert checkpoint_dir(tmp_path, env=sm) == Path("/opt/ml/checkpoints")
+    assert final_model_dir(tmp_path, env=sm) == Path("/opt/ml/model")
