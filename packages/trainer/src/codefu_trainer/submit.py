@@ -102,6 +102,13 @@ def submit_run(run: ComposedRun) -> int:
             file=sys.stderr,
         )
         return EXIT_PREREQUISITE
+    except ModuleNotFoundError as exc:
+        print(
+            f"codefu-train: submitting needs the SageMaker SDK ({exc}); install "
+            "codefu-launcher[submit] (`nox -s train` does). Nothing was submitted.",
+            file=sys.stderr,
+        )
+        return EXIT_PREREQUISITE
     except Exception as exc:  # botocore credential/endpoint errors: say what to do
         name = type(exc).__name__
         if "Credential" in name or "Endpoint" in name or "ClientError" in name:
