@@ -114,6 +114,7 @@ class RewardService:
         done: list[ScoredResponse | None] = [None] * len(responses)
         jobs: list[tuple[int, JudgeJob]] = []
         refs: dict[tuple[str, int, int], Any] = {}
+        sizes: dict[int, int] = {}
         for i, (text, gt) in enumerate(zip(responses, ground_truths, strict=True)):
             code = extract_code(text)
             if code is None:
@@ -132,21 +133,21 @@ class RewardService:
             if key not in refs:
                 # One copy of a problem's tests in the object store, shared by its GRPO group.
                 refs[key] = ray.put(list(problem.tests))
-            jobs.append(
-                (
-                    i,
-                    JudgeJob(
-                        source=code,
-                        tests=refs[key],
-                        time_seconds=problem.time_seconds,
-                        memory_bytes=problem.memory_bytes,
-                        checker=cfg.checker,
-                        stop_on_first_failure=cfg.mode is RewardMode.all_or_nothing,
-                        deadline_seconds=deadline_seconds(problem, cfg),
-                        stop_on_timeout=cfg.stop_on_timeout,
-                    ),
-                )
+            job = JudgeJob(
+                source=code,
+                tests=refs[key],
+                time_seconds=problem.time_seconds,
+                memory_bytes=problem.memory_bytes,
+                checker=cfg.checker,
+                stop_on_first_failure=cfg.mode is RewardMode.all_or_nothing,
+                deadline_seconds=deadline_seconds(problem, cfg),
+                stop_on_timeout=cfg.stop_on_timeout,
             )
+            sizes[i] = len(problem.tests)
+            jobs.append((i, job))
+        # Longest first (by test count): the batch's last job is then a short one, so the
+        # workers finish together instead of one long job running alone at the end.
+        jobs.sort(key=lambda item: -sizes[item[0]])
         return done, jobs
 
     def _finish(

@@ -1,0 +1,340 @@
+"""Reward benchmark (`nox -s bench -- reward`): our Ray reward against the reference's.
+
+A batch of responses with known verdicts (correct, wrong, TLE, runtime error, MLE, compile
+error, no code; correct answers twice, as GRPO groups repeat) is scored by
+
+(a) ours: ``RewardService`` (judge pool, one worker per CPU, PCH + binary cache, limits
+    from the problem, token/float checker, stop at the first TLE), and
+(b) a baseline in this file reproducing the reference reward: one Ray task per response,
+    ``g++`` without a precompiled header, a pool of min(100, tests) concurrent test
+    processes, a fixed 1.5 s timeout whatever the problem says, memory ignored, exact
+    compare after ``strip()``, exceptions swallowed as a failure.
+
+Problems: the real ones in ``$CODEFU_REAL_DATA/codefu_easy`` with the hand-written
+solutions in ``packages/sandbox/tests/judge/real_solutions`` when both exist; else
+synthetic problems made here (a + b and a sum, with solutions per verdict).
+
+Reported: throughput ratio ours/baseline (target >= 3x), verdict agreement with the known
+truth for both (target 100% for ours), and our wall time against the lower bound
+Σ(compile + run CPU seconds) / CPUs (target within 1.5x). Both sides start warm (Ray
+workers up; our PCH built once per node, as in a training run; binaries not cached).
+Timings on a shared machine are noisy: the final line says the load average.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import ray
+
+from codefu_trainer.reward_config import RewardConfig, WorkerConfig
+from codefu_trainer.reward_service import RewardService, problem_from_ground_truth
+
+ROOT = Path(__file__).resolve().parents[1]
+REAL_SOLUTIONS = ROOT / "packages" / "sandbox" / "tests" / "judge" / "real_solutions"
+VARIANTS = {"ac": "AC", "wa": "WA", "tle": "TLE", "re": "RE", "mle": "MLE", "ce": "CE"}
+
+
+@dataclass(frozen=True)
+class Case:
+    problem: str
+    variant: str
+    truth: str
+    response: str
+    ground_truth: dict[str, Any]
+
+
+def _respond(code: str | None) -> str:
+    if code is None:
+        return "<think>\nThis looks hard.\n</think>\nI am not sure how to solve this problem."
+    return (
+        "<think>\nFirst idea:\n```cpp\nint main() { return 0; }\n```\nNo, let me redo it.\n"
+        f"</think>\nHere is my solution:\n```cpp\n{code}\n```\n"
+    )
+
+
+def _add_group(cases: list[Case], name: str, gt: dict[str, Any], sources: dict[str, str]) -> None:
+    for variant, truth in VARIANTS.items():
+        if variant not in sources:
+            continue
+        repeats = 2 if variant == "ac" else 1
+        for _ in range(repeats):
+            cases.append(Case(name, variant, truth, _respond(sources[variant]), gt))
+    cases.append(Case(name, "none", "NO_CODE", _respond(None), gt))
+
+
+def real_cases(data_dir: Path, limit: int | None) -> list[Case]:
+    import pyarrow.parquet as pq
+
+    truths: dict[str, dict[str, Any]] = {}
+    for split in ("train", "test"):
+        path = data_dir / f"{split}.parquet"
+        if path.is_file():
+            for rm in (
+                pq.read_table(path, columns=["reward_model"]).column("reward_model").to_pylist()
+            ):
+                truths[rm["ground_truth"]["name"]] = rm["ground_truth"]
+    manifest = json.loads((REAL_SOLUTIONS / "manifest.json").read_text())
+    cases: list[Case] = []
+    for slug, entry in sorted(manifest.items())[: limit or None]:
+        gt = truths.get(entry["name"])
+        if gt is None:
+            continue
+        folder = REAL_SOLUTIONS / slug
+        sources = {
+            v: (folder / f"{v}.cpp").read_text()
+            for v in VARIANTS
+            if (folder / f"{v}.cpp").is_file()
+        }
+        _add_group(cases, entry["name"], gt, sources)
+    return cases
+
+
+_READ = "#include <bits/stdc++.h>\nint main(){long long a,b;std::cin>>a>>b;"
+SYNTH = {
+    "ac": _READ + 'std::cout<<a+b<<"\\n";}',
+    "wa": _READ + 'std::cout<<a+b+(a>50)<<"\\n";}',
+    "tle": "#include <bits/stdc++.h>\nint main(){volatile unsigned long x=0;for(;;)x=x+1;}",
+    "re": _READ + "if(a>10)abort();std::cout<<a+b;}",
+    "mle": (
+        "#include <bits/stdc++.h>\nint main(){std::vector<char> v(600u<<20);"
+        "for(size_t i=0;i<v.size();i+=4096)v[i]=1;long long a,b;std::cin>>a>>b;"
+        "std::cout<<a+b+v[4096]-1;}"
+    ),
+    "ce": "#include <bits/stdc++.h>\nint main(){ return undefined_name; }",
+}
+
+
+def synthetic_cases(n_problems: int) -> list[Case]:
+    cases: list[Case] = []
+    for p in range(n_problems):
+        n = 20 + 10 * p
+        inputs = [f"{i * 3 + p} {i}\n" for i in range(n)]
+        outputs = [f"{i * 3 + p + i}\n" for i in range(n)]
+        gt = {
+            "name": f"synthetic-{p}",
+            "time_limit": {"seconds": 1, "nanos": 0},
+            "memory_limit_bytes": 256 << 20,
+            "private_tests": {"input": inputs, "output": outputs},
+            "public_tests": {"input": inputs[:1], "output": outputs[:1]},
+        }
+        _add_group(cases, gt["name"], gt, SYNTH)
+    return cases
+
+
+# (b) The reference reward, reproduced ------------------------------------------------------
+
+
+def _extract_reference(text: str) -> str | None:
+    """The reference's extraction: the last ```cpp block (it missed ```c++)."""
+    marker = "```cpp"
+    start = text.rfind(marker)
+    if start < 0:
+        return None
+    body = text[start + len(marker) :]
+    end = body.find("```")
+    return body[:end] if end >= 0 else None
+
+
+@ray.remote(num_cpus=1)
+def reference_reward(response: str, gt: dict[str, Any]) -> dict[str, Any]:
+    t0 = time.perf_counter()
+    code = _extract_reference(response)
+    if code is None:
+        return {"verdict": "NO_CODE", "score": -1.0, "seconds": time.perf_counter() - t0}
+    try:
+        tests = list(zip(gt["private_tests"]["input"], gt["private_tests"]["output"], strict=True))
+        with tempfile.TemporaryDirectory() as tmp:
+            src, binary = Path(tmp) / "main.cpp", Path(tmp) / "main"
+            src.write_text(code)
+            compiled = subprocess.run(
+                ["g++", "-O2", "-std=c++17", "-o", str(binary), str(src)],
+                capture_output=True,
+                check=False,
+            )
+            if compiled.returncode != 0:
+                return {"verdict": "CE", "score": -0.5, "seconds": time.perf_counter() - t0}
+
+            def run(test: tuple[str, str]) -> str:
+                try:
+                    out = subprocess.run(
+                        [str(binary)],
+                        input=test[0],
+                        capture_output=True,
+                        text=True,
+                        timeout=1.5,
+                        check=False,
+                    )
+                except subprocess.TimeoutExpired:
+                    return "TLE"
+                if out.returncode != 0:
+                    return "RE"
+                return "AC" if out.stdout.strip() == test[1].strip() else "WA"
+
+            with ThreadPoolExecutor(max_workers=min(100, len(tests))) as pool:
+                results = list(pool.map(run, tests))
+    except Exception:  # the reference swallowed every exception as a zero reward
+        return {"verdict": "ERROR", "score": 0.0, "seconds": time.perf_counter() - t0}
+    for verdict in ("TLE", "RE", "WA"):
+        if verdict in results:
+            return {"verdict": verdict, "score": 0.0, "seconds": time.perf_counter() - t0}
+    return {"verdict": "AC", "score": 1.0, "seconds": time.perf_counter() - t0}
+
+
+# Measurement ----------------------------------------------------------------------------------
+
+
+def run_ours(cases: list[Case], cpus: int, cache: Path) -> tuple[float, list[Any], dict[str, int]]:
+    config = RewardConfig(worker=WorkerConfig(cache_dir=str(cache), num_workers=cpus))
+    service = RewardService(config)
+    try:
+        service.workers()  # start the pool (as a training run does once)
+        # One warm-up compile per worker builds the node's PCH (once per node in a run).
+        warm = next(c for c in cases if c.variant == "ac")
+        service.score([warm.response.replace("main()", "main( )")], [warm.ground_truth])
+        start = time.perf_counter()
+        scored = service.score_detailed(
+            [c.response for c in cases], [c.ground_truth for c in cases]
+        )
+        wall = time.perf_counter() - start
+        stats = service.stats()
+    finally:
+        service.close()
+    return wall, scored, stats
+
+
+def run_baseline(cases: list[Case], cpus: int) -> tuple[float, list[dict[str, Any]]]:
+    """The reference on every case but MLE ones (see SKIP_IN_BASELINE)."""
+    ray.get([reference_reward.remote(_respond(None), {}) for _ in range(cpus)])  # warm workers
+    start = time.perf_counter()
+    results = ray.get([reference_reward.remote(c.response, c.ground_truth) for c in cases])
+    return time.perf_counter() - start, results
+
+
+# The reference ignores memory and runs up to 100 tests at once: an MLE program (~1.25x a
+# 256 MB limit) would ask for ~32 GB on this shared machine. Its MLE cases are not run;
+# throughput is compared on the cases both run, and ours is also reported on all cases.
+SKIP_IN_BASELINE = {"mle"}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--problems", type=int, default=None, help="use at most N problems")
+    parser.add_argument("--cpus", type=int, default=os.cpu_count() or 1, help="Ray CPUs")
+    args = parser.parse_args(argv)
+
+    real = Path(os.environ.get("CODEFU_REAL_DATA", "")) / "codefu_easy"
+    if (
+        os.environ.get("CODEFU_REAL_DATA")
+        and real.is_dir()
+        and (REAL_SOLUTIONS / "manifest.json").is_file()
+    ):
+        cases, source = real_cases(real, args.problems), f"real problems ({real})"
+    else:
+        cases, source = (
+            synthetic_cases(args.problems or 10),
+            "synthetic problems (no CODEFU_REAL_DATA)",
+        )
+    if len(cases) < 64:
+        print(f"note: only {len(cases)} responses (fewer problems were asked for or found)")
+    cfg = RewardConfig()
+    n_tests = sum(len(problem_from_ground_truth(c.ground_truth, cfg).tests) for c in cases)
+    print(
+        f"reward benchmark: {len(cases)} responses, {len({c.problem for c in cases})} problems, "
+        f"{n_tests} tests in all, {source}; {args.cpus} CPUs"
+    )
+
+    ray.init(num_cpus=args.cpus, log_to_driver=False, include_dashboard=False)
+    cache = Path(tempfile.mkdtemp(prefix="codefu-bench-reward-"))
+    try:
+        common = [c for c in cases if c.variant not in SKIP_IN_BASELINE]
+        ours_wall, scored, stats = run_ours(cases, args.cpus, cache)
+        shutil.rmtree(cache, ignore_errors=True)  # cold binary cache again
+        common_wall, common_scored, _ = run_ours(common, args.cpus, cache)
+        base_wall, base_common = run_baseline(common, args.cpus)
+    finally:
+        ray.shutdown()
+        shutil.rmtree(cache, ignore_errors=True)
+
+    ours_ok = [s.result.verdict == c.truth for s, c in zip(scored, cases, strict=True)]
+    not_run = {"verdict": "not run", "score": 0.0}
+    it = iter(base_common)
+    base = [not_run if c.variant in SKIP_IN_BASELINE else next(it) for c in cases]
+    base_ok = [b["verdict"] == c.truth for b, c in zip(base, cases, strict=True)]
+    common_ok = all(s.result.verdict == c.truth for s, c in zip(common_scored, common, strict=True))
+    cpu_work = sum(s.result.compile_seconds + s.result.run_seconds for s in scored)
+    bound = cpu_work / args.cpus
+    ratio = base_wall / common_wall if common_wall > 0 else float("inf")
+
+    print()
+    print(f"{'variant':<9}{'truth':<9}{'n':>4}  {'ours':<16}{'reference':<22}")
+    by_variant: dict[str, list[int]] = {}
+    for i, c in enumerate(cases):
+        by_variant.setdefault(c.variant, []).append(i)
+    for variant, idx in by_variant.items():
+        ours_v = Counter(scored[i].result.verdict for i in idx)
+        base_v = Counter(base[i]["verdict"] for i in idx)
+        fmt = lambda cnt: ",".join(f"{k}:{v}" for k, v in cnt.most_common())  # noqa: E731
+        print(
+            f"{variant:<9}{cases[idx[0]].truth:<9}{len(idx):>4}  {fmt(ours_v):<16}{fmt(base_v):<22}"
+        )
+    print()
+    n_common = len(common)
+    over = ours_wall / bound if bound > 0 else 0.0
+    rows = [
+        (f"wall s ({n_common} both)", f"{common_wall:.2f}", f"{base_wall:.2f}", "cases both ran"),
+        (
+            "responses / s",
+            f"{n_common / common_wall:.2f}",
+            f"{n_common / base_wall:.2f}",
+            f"ratio {ratio:.2f}x (target >= 3x) {'PASS' if ratio >= 3 else 'MISS'}"
+            + ("" if common_ok else " (ours not all correct!)"),
+        ),
+        (f"wall s (all {len(cases)})", f"{ours_wall:.2f}", "", "ours, MLE cases included"),
+        (
+            "verdicts = truth",
+            f"{sum(ours_ok)}/{len(cases)}",
+            f"{sum(base_ok)}/{len(cases)}",
+            f"ours target 100% {'PASS' if all(ours_ok) else 'MISS'}; reference MLE not run",
+        ),
+        (
+            "lower bound s",
+            f"{bound:.2f}",
+            "",
+            f"ours(all)/bound {over:.2f}x (target <= 1.5x) {'PASS' if over <= 1.5 else 'MISS'}",
+        ),
+    ]
+    print(f"{'':<20}{'ours':>10}{'reference':>12}  note")
+    for name, a, b, note in rows:
+        print(f"{name:<20}{a:>10}{b:>12}  {note}")
+    print(f"pool stats: {stats}")
+    mismatches = [
+        (c.problem, c.variant, s.result.verdict)
+        for s, c in zip(scored, cases, strict=True)
+        if s.result.verdict != c.truth
+    ]
+    if mismatches:
+        print(f"our mismatches: {mismatches[:10]}")
+    load = os.getloadavg()[0]
+    print(
+        f"KEY reward: responses={len(cases)} throughput_ratio={ratio:.2f}x "
+        f"ours_agree={sum(ours_ok) / len(cases):.1%} ref_agree={sum(base_ok) / len(cases):.1%} "
+        f"wall_over_bound={over:.2f}x ours_wall_all={ours_wall:.2f}s load1={load:.1f}"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
