@@ -1,0 +1,65 @@
+"""Reading ground truths (DESIGN §4) and per-response deadlines: pure functions."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from codefu_trainer.reward_config import DeadlineConfig, RewardConfig
+from codefu_trainer.reward_service import deadline_seconds, problem_from_ground_truth
+
+from .problems import sum_ground_truth
+
+
+def test_reads_limits_and_private_tests() -> None:
+    gt = sum_ground_truth(n_private=3, seconds=2.0, public=2)
+    gt["time_limit"] = {"seconds": 2.0, "nanos": 500_000_000.0}
+    p = problem_from_ground_truth(gt, RewardConfig())
+    assert (p.name, len(p.tests), p.time_seconds, p.memory_bytes) == ("sum", 3, 2.5, 256 << 20)
+    assert p.tests[1] == ("7 2\n", "9\n")
+
+
+def test_public_tests_are_added_on_request_and_json_text_works() -> None:
+    gt = sum_ground_truth(n_private=3, public=2)
+    p = problem_from_ground_truth(json.dumps(gt), RewardConfig(include_public_tests=True))
+    assert len(p.tests) == 5 and p.tests[-1] == ("1 2\n", "3\n")
+
+
+def test_missing_limits_take_defaults_and_scale() -> None:
+    gt = sum_ground_truth()
+    gt["time_limit"] = None
+    gt["memory_limit_bytes"] = 0
+    cfg = RewardConfig(default_time_limit_seconds=3.0, time_limit_scale=2.0)
+    p = problem_from_ground_truth(gt, cfg)
+    assert (p.time_seconds, p.memory_bytes) == (6.0, cfg.default_memory_limit_bytes)
+
+
+@pytest.mark.parametrize(
+    ("mutate", "message"),
+    [
+        (lambda gt: gt["private_tests"]["output"].pop(), "inputs but"),
+        (lambda gt: gt.__setitem__("private_tests", [1, 2]), "mapping with 'input'"),
+    ],
+)
+def test_malformed_tests_are_errors(mutate, message: str) -> None:  # type: ignore[no-untyped-def]
+    gt = sum_ground_truth()
+    mutate(gt)
+    with pytest.raises(ValueError, match=message):
+        problem_from_ground_truth(gt, RewardConfig())
+
+
+def test_deadline_grows_with_tests_and_limit_and_is_capped() -> None:
+    cfg = RewardConfig(
+        deadline=DeadlineConfig(
+            compile_seconds=10,
+            wall_factor=3,
+            per_test_overhead_seconds=0.5,
+            slack_seconds=5,
+            max_seconds=100,
+        )
+    )
+    small = problem_from_ground_truth(sum_ground_truth(n_private=4, seconds=1.0), cfg)
+    assert deadline_seconds(small, cfg) == pytest.approx(10 + 4 * 3.5 + 5)
+    big = problem_from_ground_truth(sum_ground_truth(n_private=400, seconds=2.0), cfg)
+    assert deadline_seconds(big, cfg) == 100
