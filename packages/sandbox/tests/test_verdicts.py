@@ -101,3 +101,38 @@ def test_to_dict_is_json() -> None:
         "signal",
     }
     assert set(data["compile"]) >= {"ok", "seconds", "cached", "diagnostics"}
+
+
+runs = st.builds(
+    RunOutcome,
+    exit_code=st.one_of(st.none(), st.integers(0, 255)),
+    signal=st.one_of(
+        st.none(),
+        st.sampled_from(
+            [signal.SIGSYS, signal.SIGKILL, signal.SIGSEGV, signal.SIGXFSZ, signal.SIGABRT]
+        ),
+    ),
+    cpu_seconds=st.floats(0, 3),
+    wall_seconds=st.floats(0, 10),
+    peak_memory_bytes=st.integers(0, 1 << 31),
+    killed=st.sampled_from([None, "cpu", "wall"]),
+    output_bytes=st.integers(0, 1 << 27),
+    stderr_head=st.sampled_from(["", "std::bad_alloc", "boom"]),
+    error=st.sampled_from([None, "broken"]),
+)
+
+
+@given(runs)
+def test_decide_follows_the_priority(run: RunOutcome) -> None:
+    verdict = decide(run, **LIMITS)  # type: ignore[arg-type]
+    if run.error is not None:
+        assert verdict is Verdict.IE
+    elif run.signal == signal.SIGSYS:
+        assert verdict is Verdict.SV
+    elif run.killed or run.cpu_seconds > 1.0:
+        assert verdict is Verdict.TLE
+    elif run.peak_memory_bytes > 256 << 20:
+        assert verdict is Verdict.MLE
+    abnormal = run.signal is not None or run.exit_code != 0
+    if verdict is None:  # only clean, in-limit runs reach the checker
+        assert not abnormal and run.output_bytes < 64 << 20 and run.error is None

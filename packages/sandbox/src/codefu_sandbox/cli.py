@@ -113,8 +113,12 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as exc:
         print(f"codefu-judge: error: {exc}", file=sys.stderr)
         return USAGE_ERROR
-    json.dump(report.to_dict(), sys.stdout, indent=2)
-    sys.stdout.write("\n")
+    try:
+        json.dump(report.to_dict(), sys.stdout, indent=2)
+        sys.stdout.write("\n")
+        sys.stdout.flush()
+    except BrokenPipeError:  # `codefu-judge … | head`: the reader left; not an error
+        sys.stderr.close()
     return 0
 
 

@@ -63,12 +63,17 @@ class Judge:
         compiler: CompilerConfig | None = None,
         output_limit: int = DEFAULT_OUTPUT_LIMIT,
         netns: bool = False,
+        allow_file_writes: bool = False,
     ) -> None:
+        """`allow_file_writes`: let programs create files in their private work dir
+        (each at most `output_limit` bytes); off by default, so a program can write
+        only its stdout/stderr and cannot fill the disk."""
         self.cache_dir = Path(cache_dir) if cache_dir is not None else default_cache_dir()
         self.cache_dir.mkdir(parents=True, exist_ok=True)
         self.runner = Runner(self.cache_dir, netns=netns)
         self.compiler = Compiler(self.cache_dir, self.runner, compiler)
         self.output_limit = output_limit
+        self.allow_file_writes = allow_file_writes
 
     @property
     def isolation(self) -> str:
@@ -176,6 +181,7 @@ class Judge:
                 stdout=stdout,
                 stderr=stderr,
                 uid=uid,
+                writable_cwd=self.allow_file_writes,
             )
             output = _read(stdout, self.output_limit)
             err = _read(stderr, STDERR_HEAD).decode(errors="replace")

@@ -2,13 +2,15 @@
  * codefu-launch: run one program under limits, then report how it ended.
  *
  * Built once per machine by codefu_sandbox.runner (gcc, no extra libraries). Python
- * spawns it (no preexec_fn: safe from threaded processes such as Ray workers).
+ * spawns it (no preexec_fn: safe from threaded processes such as Ray workers). It forks
+ * once: the child confines itself and execs the target; the parent waits with a
+ * CPU-time and a wall-clock deadline, kills the process group, reaps every descendant
+ * and prints one line on stdout.
  *
- * `--direct ERRFD` (solutions): confine this very process and exec the target; Python
- * waits on it with a pidfd and enforces the deadlines; a setup error is written to
- * ERRFD (closed on exec). Otherwise (the compiler): fork once, the child confines
- * itself and execs the target, the parent waits with a CPU-time and a wall-clock
- * deadline, kills the process group, reaps every descendant and prints one line:
+ * Why fork here rather than confine-and-exec the launcher itself: Linux keeps the
+ * largest RSS a process ever had across exec (signal->maxrss), and the launcher was
+ * vforked from Python, so its own ru_maxrss includes the Python process's peak. The
+ * child of this ~1 MB static launcher starts from the launcher's tiny footprint:
  *
  *   ok EXIT SIGNAL UTIME_US STIME_US MAXRSS_KB WALL_US KILLED
  *   error MESSAGE
@@ -52,7 +54,7 @@ struct options {
     long long as_limit, fsize_limit, stack_limit, nproc, nofile, cpu_rlimit;
     long uid, gid;
     const char *workdir, *in_path, *out_path, *err_path, *pch_dir;
-    int netns, seccomp_profile, landlock, exec_fd, direct, errfd;
+    int netns, seccomp_profile, landlock, exec_fd;
     const char *ro[MAX_PATHS];  /* read + execute beneath */
     int n_ro;
     const char *rw[MAX_PATHS];  /* everything beneath */
@@ -392,7 +394,6 @@ int main(int argc, char **argv) {
         else if (!strcmp(a, "--seccomp")) o.seccomp_profile = atoi(v);
         else if (!strcmp(a, "--landlock")) o.landlock = atoi(v);
         else if (!strcmp(a, "--exec-fd")) o.exec_fd = atoi(v);
-        else if (!strcmp(a, "--direct")) o.errfd = atoi(v), o.direct = 1;
         else if (!strcmp(a, "--ro") && o.n_ro < MAX_PATHS) o.ro[o.n_ro++] = v;
         else if (!strcmp(a, "--rw") && o.n_rw < MAX_PATHS) o.rw[o.n_rw++] = v;
         else if (!strcmp(a, "--env") && n_env < 63) envs[n_env++] = (char *)v;
@@ -403,13 +404,6 @@ int main(int argc, char **argv) {
     if (n_env) o.envp = envs;
     o.argv = argv + i;
 
-    if (o.direct) {
-        /* No fork: confine this process and exec the target. The caller waits for it
-         * (its own rusage is the target's) and reads setup errors from the pipe. */
-        err_fd = o.errfd;
-        fcntl(err_fd, F_SETFD, FD_CLOEXEC);
-        child(&o);
-    }
     sigset_t chld;
     sigemptyset(&chld);
     sigaddset(&chld, SIGCHLD);

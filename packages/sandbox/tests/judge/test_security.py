@@ -78,12 +78,26 @@ def test_writes_outside_the_work_dir_fail(judge: Judge) -> None:
     body = f"""
     int main() {{
         int ok = 0; {opens}
-        ok += fopen("own-file.txt", "w") != nullptr ? 0 : 100;  // the work dir is writable
+        ok += fopen("own-file.txt", "w") != nullptr;  // no files by default: no disk filling
         printf("%d\\n", ok);
     }}"""
     report = run(judge, body, [TestCase("", "0\n")])
     assert report.verdict is Verdict.AC, report.tests[0].message
     assert not any(t.exists() for t in targets)
+
+
+def test_work_dir_is_writable_when_allowed(judge: Judge) -> None:
+    writer = Judge(judge.cache_dir, allow_file_writes=True)
+    target = Path("/tmp") / f"codefu-escape-{uuid.uuid4().hex}"
+    body = f"""
+    int main() {{
+        FILE* f = fopen("scratch.txt", "w"); fputs("42", f); fclose(f);
+        int x = 0; f = fopen("scratch.txt", "r"); fscanf(f, "%d", &x);
+        printf("%d %d\\n", x, fopen("{target}", "w") != nullptr);
+    }}"""
+    report = run(writer, body, [TestCase("", "42 0\n")])
+    assert report.verdict is Verdict.AC, report.to_dict()
+    assert not target.exists()
 
 
 @pytest.fixture
@@ -339,3 +353,16 @@ def test_network_namespace_layer(judge: Judge, listener: Any) -> None:
     assert netns_judge.isolation.endswith("+netns")
     ok = run(netns_judge, 'int main() { puts("fine"); }', [TestCase("", "fine\n")])
     assert ok.verdict is Verdict.AC and ok.isolation.endswith("+netns")
+
+
+def test_peak_memory_is_the_programs_own_not_the_judges(judge: Judge) -> None:
+    """DESIGN §6: Linux keeps a process's largest RSS across exec, so a program spawned
+    (even via vfork) from a large Python process would inherit its peak. The judge must
+    report the program's own peak however big the judging process is (Ray workers)."""
+    ballast = bytearray(400 * MiB)
+    for i in range(0, len(ballast), 4096):
+        ballast[i] = 1
+    report = run(judge, 'int main() { puts("small"); }', [TestCase("", "small\n")])
+    assert report.verdict is Verdict.AC, report.to_dict()
+    assert report.tests[0].peak_memory_bytes < 64 * MiB
+    del ballast
