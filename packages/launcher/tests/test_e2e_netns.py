@@ -101,7 +101,22 @@ def hosts() -> Iterator[Hosts]:
             _ip("link", "del", h.bridge)
 
 
-def resource_config(hosts: list[str], current: str) -> dict[str, object]:
+def resource_config(
+    hosts: list[str], current: str, groups: dict[str, list[str]] | None = None
+) -> dict[str, object]:
+    if groups:  # heterogeneous: group name -> hosts
+        name = next(g for g, members in groups.items() if current in members)
+        return {
+            "current_host": current,
+            "current_instance_type": "ml.c5.xlarge",
+            "current_group_name": name,
+            "hosts": hosts,
+            "instance_groups": [
+                {"instance_group_name": g, "instance_type": "ml.c5.xlarge", "hosts": members}
+                for g, members in groups.items()
+            ],
+            "network_interface_name": "eth0",
+        }
     return {
         "current_host": current,
         "current_instance_type": "ml.c5.xlarge",
@@ -127,7 +142,7 @@ ENTRYPOINT = textwrap.dedent(
     ray.init()
     nodes = [n for n in ray.nodes() if n["Alive"]]
 
-    @ray.remote(num_cpus=1)
+    @ray.remote(num_cpus=0)
     def where():
         return ray.util.get_node_ip_address()
 
@@ -137,11 +152,14 @@ ENTRYPOINT = textwrap.dedent(
         ).remote()
         for n in nodes
     ])
-    judged = ray.get(where.options(resources={"judge": 1}).remote())
+    judged = ray.get(where.options(num_cpus=1, resources={"judge": 1}).remote())
+    grouped = ray.get(where.options(resources={"instance_group:cpu": 0.5}).remote())
     out = sys.argv[1]
     with open(out + ".tmp", "w") as f:
         json.dump({"nodes": len(nodes), "task_ips": ips, "judge_ip": judged,
-                   "env": sorted(os.environ)}, f)
+                   "group_ip": grouped, "env": sorted(os.environ),
+                   "cpus": {n["NodeManagerAddress"]: n["Resources"].get("CPU", 0)
+                            for n in nodes}}, f)
     os.rename(out + ".tmp", out)
     if len(sys.argv) > 2:  # hold the cluster until killed
         time.sleep(float(sys.argv[2]))
@@ -156,12 +174,13 @@ class Job:
     hosts: Hosts
     members: list[str]
     workdir: Path
+    groups: dict[str, list[str]] | None = None
     secret: str = "test-secret-" + str(random.random())
     procs: dict[str, subprocess.Popen[bytes]] = field(default_factory=dict)
 
     def start(self, host: str, *extra: str, entrypoint: list[str] | None = None) -> None:
         rc = self.workdir / f"{host}.json"
-        rc.write_text(json.dumps(resource_config(self.members, host)))
+        rc.write_text(json.dumps(resource_config(self.members, host, self.groups)))
         env = {
             **os.environ,
             "CODEFU_RAY_AUTH_SECRET": self.secret,
@@ -240,20 +259,34 @@ def job(hosts: Hosts) -> Iterator[Job]:
         shutil.rmtree(workdir, ignore_errors=True)
 
 
-def test_cluster_forms_with_a_late_worker_and_runs_on_every_node(job: Job) -> None:
+def test_heterogeneous_cluster_forms_with_a_late_worker_and_runs_on_every_node(
+    job: Job,
+) -> None:
+    """Head group `coord` (coordinator-only head), worker group `cpu`; algo-3 boots late."""
+    job.groups = {"coord": ["algo-1"], "cpu": ["algo-2", "algo-3"]}
     result = job.workdir / "result.json"
     entry = [sys.executable, "-c", ENTRYPOINT, str(result)]
-    job.start("algo-1", "--wait-timeout", "150", entrypoint=entry)
-    job.start("algo-2")
-    time.sleep(20)  # algo-3 boots 20 s late
-    assert job.procs["algo-1"].poll() is None, job.log("algo-1")
-    job.start("algo-3")
+    job.start(
+        "algo-1",
+        "--wait-timeout=150",
+        "--head-instance-group=coord",
+        "--coordinator-only-head",
+        entrypoint=entry,
+    )
+    for host in ("algo-2", "algo-3"):
+        if host == "algo-3":
+            time.sleep(20)  # algo-3 boots 20 s late
+            assert job.procs["algo-1"].poll() is None, job.log("algo-1")
+        job.start(host, "--head-instance-group=coord")
     codes = {h: job.wait(h, 240) for h in ("algo-1", "algo-2", "algo-3")}
     assert codes == {"algo-1": 0, "algo-2": 0, "algo-3": 0}, job.log("algo-1")
     out = json.loads(result.read_text())
+    addr = job.hosts.addresses
     assert out["nodes"] == 3
-    assert sorted(out["task_ips"]) == sorted(job.hosts.addresses.values())
-    assert out["judge_ip"] in job.hosts.addresses.values()
+    assert sorted(out["task_ips"]) == sorted(addr.values())
+    assert out["judge_ip"] in (addr["algo-2"], addr["algo-3"])
+    assert out["group_ip"] in (addr["algo-2"], addr["algo-3"])
+    assert out["cpus"][addr["algo-1"]] == 0  # the coordinator offers no CPUs
     # A minimal environment: the cluster address and token, not everything.
     assert {"RAY_ADDRESS", "RAY_AUTH_MODE", "RAY_AUTH_TOKEN", "PATH"} <= set(out["env"])
     assert "UNRELATED_CANARY" not in out["env"]

@@ -378,6 +378,8 @@ class Launcher:
         import ray
 
         ray.init(address=address, log_to_driver=False, logging_level=logging.WARNING)
+        # ray.init replaced our SIGTERM handler with its own (sys.exit): take it back.
+        self._install_signal_handlers()
         try:
             deadline = time.monotonic() + s.wait_timeout
             ips: dict[str, str | None] = dict.fromkeys(self.plan.hosts)
@@ -409,7 +411,6 @@ class Launcher:
                 s.sleep(s.poll_interval)
         finally:
             ray.shutdown()
-            # ray.init replaced our SIGTERM handler with its own (sys.exit): take it back.
             self._install_signal_handlers()
 
     # --- worker ---------------------------------------------------------------------------
