@@ -49,8 +49,20 @@ def memory_cap(memory_bytes: int) -> int:
 
 
 def wall_backstop(time_seconds: float) -> float:
-    """Wall-clock limit for sleeping or blocked programs: 3x the CPU limit plus 0.5 s."""
+    """Wall-clock limit for sleeping or blocked programs: 3x the CPU limit plus 0.5 s.
+
+    Time the program spends waiting for a CPU (a loaded machine) is not counted, so an
+    oversubscribed judge does not turn AC into TLE; `hard_wall` bounds the total."""
     return 3 * time_seconds + 0.5
+
+
+def hard_wall(time_seconds: float) -> float:
+    """Absolute wall-clock bound per test, load or not: 30x the CPU limit plus 10 s.
+
+    Only a safety net: sleeping programs are stopped by `wall_backstop`, spinning ones by
+    the CPU limit. Generous, so a heavily oversubscribed host slows judging down but
+    does not change verdicts."""
+    return 30 * time_seconds + 10.0
 
 
 class Judge:
@@ -169,6 +181,7 @@ class Judge:
         run_limits = RunLimits(
             cpu_seconds=limits.time_seconds,
             wall_seconds=wall_backstop(limits.time_seconds),
+            hard_wall_seconds=hard_wall(limits.time_seconds),
             address_space=memory_cap(limits.memory_bytes),
             file_size=self.output_limit,
         )

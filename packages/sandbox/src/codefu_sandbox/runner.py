@@ -44,12 +44,13 @@ class SandboxError(RuntimeError):
 @dataclass(frozen=True)
 class RunLimits:
     cpu_seconds: float | None  # the launcher kills past this much CPU time
-    wall_seconds: float  # wall-clock backstop
+    wall_seconds: float  # wall-clock backstop, not counting time spent waiting for a CPU
     address_space: int | None  # RLIMIT_AS bytes; None = unlimited
     file_size: int  # RLIMIT_FSIZE bytes: caps stdout, stderr and any file written
     processes: int = 64  # RLIMIT_NPROC for the sandbox uid (threads count)
     open_files: int = 64
     stack_unlimited: bool = True  # contest judges give a large stack; AS bounds it
+    hard_wall_seconds: float | None = None  # wall-clock limit, all time counted
 
 
 @dataclass(frozen=True)
@@ -231,6 +232,8 @@ class Runner:
             cmd += ["--cpu", f"{limits.cpu_seconds:.6f}"]
             cmd += ["--cpu-rlimit", str(math.ceil(limits.cpu_seconds) + 1)]
         cmd += ["--wall", f"{limits.wall_seconds:.6f}"]
+        if limits.hard_wall_seconds is not None:
+            cmd += ["--hard-wall", f"{limits.hard_wall_seconds:.6f}"]
         if limits.address_space is not None:
             cmd += ["--as", str(limits.address_space)]
         cmd += ["--fsize", str(limits.file_size), "--nofile", str(limits.open_files)]
@@ -262,6 +265,7 @@ class Runner:
         if profile == "run":
             cmd += ["--exec-fd", "1"]  # opened before the uid drop, exec'd by descriptor
         cmd += ["--", *argv]
+        guard = (limits.hard_wall_seconds or limits.wall_seconds) + 30
         started = time.monotonic()
         # The launcher enforces the deadlines itself; the extra 30 s only guards against a
         # launcher bug. Reading the pipe then a blocking wait() avoids subprocess.run's
@@ -278,12 +282,14 @@ class Runner:
             return _failed(f"cannot start the sandbox launcher: {exc}", started)
         assert proc.stdout is not None
         with proc.stdout:
-            ready, _, _ = select.select([proc.stdout], [], [], limits.wall_seconds + 30)
-            if not ready:
+            poller = select.poll()  # not select(): Ray workers may hold fds above 1024
+            poller.register(proc.stdout, select.POLLIN | select.POLLHUP)
+            if not poller.poll(guard * 1000):
                 proc.kill()
                 proc.wait()
                 return _failed(
-                    f"launcher did not return within {limits.wall_seconds + 30:.0f} s", started
+                    f"launcher did not return within {guard:.0f} s",
+                    started,
                 )
             text = proc.stdout.read().decode(errors="replace")
         proc.wait()
