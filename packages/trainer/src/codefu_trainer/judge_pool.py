@@ -13,7 +13,8 @@ Layout:
   has a deadline, started when a worker takes it; past it the job fails with
   ``DEADLINE`` and the stuck worker is killed and replaced. A worker that dies (its
   process, or its node) makes the job run again on another worker, up to
-  ``max_retries`` times; then ``WORKER_LOST``. Waiting for a free worker is bounded
+  ``max_retries`` times; then ``WORKER_LOST``. A judge internal error (``IE``, never the
+  program's fault) is retried the same way. Waiting for a free worker is bounded
   too (``acquire_timeout_seconds``). Nothing waits forever.
 - ``JudgePoolActor`` runs one ``JudgePool`` as a named async Ray actor, so several
   reward processes (veRL's reward-loop workers) share one set of judge workers.
@@ -216,6 +217,7 @@ class JudgePool:
             "retries": 0,
             "deadlines": 0,
             "workers_lost": 0,
+            "internal_errors": 0,
         }
 
     # Workers ---------------------------------------------------------------------------
@@ -378,6 +380,13 @@ class JudgePool:
                 self._idle.put_nowait(worker.key)
                 return JobOutcome(None, JUDGE_ERROR, str(e)[-2000:], attempts, worker.node_id)
             self._idle.put_nowait(worker.key)
+            if summary.verdict == "IE" and attempts <= self._config.max_retries:
+                # An internal error of the judge is never the program's fault and is usually
+                # transient (resources of a loaded node): judge it again.
+                self.stats["retries"] += 1
+                self.stats["internal_errors"] += 1
+                log.warning("judge internal error on %s; judging again", worker.key)
+                continue
             self.stats["completed"] += 1
             return JobOutcome(summary, None, "", attempts, summary.node_id)
 

@@ -70,7 +70,8 @@ class WorkerConfig:
     start_timeout_seconds: float = 120.0
     # A response that finds no free worker for this long fails as a judge failure.
     acquire_timeout_seconds: float = 900.0
-    # How many times the work of a dead worker (or node) is retried on another worker.
+    # How many times the work of a dead worker (or node), or a judge internal error (IE),
+    # is retried.
     max_retries: int = 1
     # Ray namespace-wide name of the shared dispatcher (several reward-loop processes share it).
     pool_name: str = "codefu-judge-pool"
