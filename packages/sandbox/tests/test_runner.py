@@ -85,3 +85,18 @@ def test_external_checker_program(judge: Judge, tmp_path: Path) -> None:
 def test_unknown_checker_is_an_error(judge: Judge) -> None:
     with pytest.raises(ValueError, match="unknown checker"):
         judge.judge(ECHO, [TestCase("a", "a")], Limits(1.0, 256 << 20), checker="fuzzy")
+
+
+@needs_gpp
+def test_static_memory_bytes(tmp_path: Path, judge: Judge) -> None:
+    from codefu_sandbox.compiler import static_memory_bytes
+
+    text = tmp_path / "not-elf"
+    text.write_text("hello")
+    assert static_memory_bytes(text) == 0
+    assert static_memory_bytes(tmp_path / "missing") == 0
+    _, small = judge.compiler.compile("int main() { return 0; }\n")
+    _, big = judge.compiler.compile("char t[64 << 20];\nint main(int c, char**) { return t[c]; }\n")
+    assert small is not None and big is not None
+    assert 0 < static_memory_bytes(small) < 16 << 20
+    assert static_memory_bytes(big) >= 64 << 20

@@ -16,9 +16,11 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import functools
 import hashlib
 import os
 import shutil
+import struct
 import subprocess
 import tempfile
 import time
@@ -280,6 +282,30 @@ class Compiler:
             staged.chmod(0o755)
             staged.replace(binary)
             return CompileResult(True, 0.0, False, diagnostics, pch_used=pch_used)
+
+
+@functools.lru_cache(maxsize=4096)
+def static_memory_bytes(binary: Path) -> int:
+    """Memory the kernel maps at exec for a 64-bit ELF binary: the sum of its PT_LOAD
+    segments' sizes (code, data, bss). 0 when the file is not a 64-bit ELF."""
+    try:
+        with binary.open("rb") as f:
+            header = f.read(64)
+            if len(header) < 64 or header[:4] != b"\x7fELF" or header[4] != 2:
+                return 0
+            order = "<" if header[5] == 1 else ">"
+            phoff = struct.unpack_from(order + "Q", header, 0x20)[0]
+            phentsize, phnum = struct.unpack_from(order + "HH", header, 0x36)
+            f.seek(phoff)
+            table = f.read(phentsize * phnum)
+    except OSError:
+        return 0
+    total = 0
+    for i in range(phnum):
+        entry = table[i * phentsize : (i + 1) * phentsize]
+        if len(entry) >= 0x30 and struct.unpack_from(order + "I", entry, 0)[0] == 1:  # PT_LOAD
+            total += struct.unpack_from(order + "Q", entry, 0x28)[0]
+    return total
 
 
 def _read_head(path: Path, limit: int) -> str:

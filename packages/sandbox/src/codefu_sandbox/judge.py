@@ -11,7 +11,7 @@ from pathlib import Path
 
 from codefu_sandbox.checkers import BUILTIN, CheckResult, get_checker
 from codefu_sandbox.checkers import testlib as testlib_checker
-from codefu_sandbox.compiler import Compiler, CompilerConfig
+from codefu_sandbox.compiler import Compiler, CompilerConfig, static_memory_bytes
 from codefu_sandbox.models import Limits, Submission, TestCase
 from codefu_sandbox.runner import RunLimits, Runner, SandboxError
 from codefu_sandbox.verdicts import (
@@ -26,6 +26,7 @@ from codefu_sandbox.verdicts import (
 
 DEFAULT_OUTPUT_LIMIT = 64 << 20
 STDERR_HEAD = 4096
+EXEC_MARGIN = 16 << 20  # shared libraries and the initial stack, mapped at exec too
 
 
 def default_cache_dir() -> Path:
@@ -113,6 +114,13 @@ class Judge:
             return report
         if binary is None:
             return aggregate([], compiled, len(tests), self.isolation)
+        static = static_memory_bytes(binary)
+        if static + EXEC_MARGIN > memory_cap(limits.memory_bytes):
+            # The kernel would kill it at exec (SIGSEGV, an RE); its static data alone is
+            # over the memory limit, which users know as MLE on the first test.
+            message = f"static data and code take {static >> 20} MiB, over the memory limit"
+            mle = TestResult(Verdict.MLE, 0.0, 0.0, static, None, None, message)
+            return aggregate([mle], compiled, len(tests), self.isolation)
         results: list[TestResult] = []
         with self.runner.workspace() as private, self.runner.uids.take() as uid:
             for index, test in enumerate(tests):

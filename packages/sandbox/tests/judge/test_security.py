@@ -215,6 +215,15 @@ def test_over_limit_but_under_cap_is_mle_by_peak(judge: Judge) -> None:
     assert report.tests[0].peak_memory_bytes > 256 * MiB
 
 
+def test_static_array_over_the_cap_is_mle_not_a_crash_at_exec(judge: Judge) -> None:
+    body = """
+    char table[500 << 20];
+    int main() { int x = 7; scanf("%d", &x); table[x] = 1; printf("%d\\n", table[x]); }"""
+    report = run(judge, body, [TestCase("3\n", "1\n"), TestCase("4\n", "1\n")])
+    assert report.verdict is Verdict.MLE, report.to_dict()
+    assert report.tests[0].peak_memory_bytes >= 500 * MiB
+
+
 def test_infinite_loop_is_tle_on_cpu_time(judge: Judge) -> None:
     limits = Limits(0.5, 256 * MiB)
     report = run(judge, "int main() { volatile long x = 0; for (;;) x++; }", limits=limits)
