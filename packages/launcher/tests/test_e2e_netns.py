@@ -153,7 +153,8 @@ ENTRYPOINT = textwrap.dedent(
         for n in nodes
     ])
     judged = ray.get(where.options(num_cpus=1, resources={"judge": 1}).remote())
-    grouped = ray.get(where.options(resources={"instance_group:cpu": 0.5}).remote())
+    group = "instance_group:" + sys.argv[2]  # every worker of that group has it
+    grouped = ray.get(where.options(resources={group: 0.5}).remote())
     out = sys.argv[1]
     with open(out + ".tmp", "w") as f:
         json.dump({"nodes": len(nodes), "task_ips": ips, "judge_ip": judged,
@@ -161,8 +162,8 @@ ENTRYPOINT = textwrap.dedent(
                    "cpus": {n["NodeManagerAddress"]: n["Resources"].get("CPU", 0)
                             for n in nodes}}, f)
     os.rename(out + ".tmp", out)
-    if len(sys.argv) > 2:  # hold the cluster until killed
-        time.sleep(float(sys.argv[2]))
+    if len(sys.argv) > 3:  # hold the cluster until killed
+        time.sleep(float(sys.argv[3]))
     """
 )
 
@@ -265,7 +266,7 @@ def test_heterogeneous_cluster_forms_with_a_late_worker_and_runs_on_every_node(
     """Head group `coord` (coordinator-only head), worker group `cpu`; algo-3 boots late."""
     job.groups = {"coord": ["algo-1"], "cpu": ["algo-2", "algo-3"]}
     result = job.workdir / "result.json"
-    entry = [sys.executable, "-c", ENTRYPOINT, str(result)]
+    entry = [sys.executable, "-c", ENTRYPOINT, str(result), "cpu"]
     job.start(
         "algo-1",
         "--wait-timeout=150",
@@ -317,7 +318,7 @@ def test_missing_and_unauthenticated_workers_fail_the_head_in_time(job: Job) -> 
 
 def test_workers_exit_zero_when_the_head_goes(job: Job) -> None:
     result = job.workdir / "result.json"
-    entry = [sys.executable, "-c", ENTRYPOINT, str(result), "600"]
+    entry = [sys.executable, "-c", ENTRYPOINT, str(result), "homogeneousCluster", "600"]
     for host in ("algo-2", "algo-3"):
         job.start(host)
     job.start("algo-1", "--wait-timeout", "150", entrypoint=entry)
