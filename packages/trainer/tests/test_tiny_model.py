@@ -44,3 +44,20 @@ def test_tiny_model_saves_loads_and_generates(tmp_path: Path) -> None:
     again = AutoModelForCausalLM.from_pretrained(write_tiny_model(cfg, tmp_path / "n"))
     for a, b in zip(model.parameters(), again.parameters(), strict=True):
         assert torch.equal(a, b)  # same seed, same weights
+
+
+def test_warm_start_teaches_the_response() -> None:
+    from codefu_trainer.tiny_model import build_tiny_model, warm_start
+
+    tok = build_byte_tokenizer()
+    model = build_tiny_model(
+        TinyModelConfig(hidden_size=32, intermediate_size=64, num_hidden_layers=1),
+        len(tok),
+        tok.pad_token_id,
+        tok.eos_token_id,
+    )
+    prompts = [[{"role": "user", "content": f"problem {i}"}] for i in range(3)]
+    losses = warm_start(model, tok, prompts, "<code>int main(){}</code>", steps=25, lr=1e-2)
+    assert len(losses) == 25
+    assert losses[-1] < 0.5 * losses[0]
+    assert warm_start(model, tok, prompts, "x", steps=0, lr=1e-2) == []

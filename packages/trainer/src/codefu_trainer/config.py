@@ -147,8 +147,14 @@ class RehearsalConfig:
     steps: int = 3
     prompts_per_step: int = 2
     num_generations: int = 4  # the group size (veRL: rollout.n)
-    max_prompt_tokens: int = 384  # byte tokens; longer prompts are cut from the left
-    max_completion_tokens: int = 48
+    max_prompt_tokens: int = 160  # byte tokens (= chars); longer prompts keep their start
+    max_completion_tokens: int = 64
+    # Supervised warm start of the tiny random model on `warmup_response` before RL, so its
+    # samples contain C++ the judge compiles and runs (a random model writes no code, and
+    # all-equal rewards give zero advantages). 0 disables. Only for model.kind=tiny.
+    warmup_steps: int = 60
+    warmup_lr: float = 3e-3
+    warmup_response: str = "<code>\n#include <cstdio>\nint main(){return 0;}\n</code>"
     temperature: float = 1.0
     save_steps: int = 1
     # True: continue from the newest checkpoint in the run directory (needs run.dir).

@@ -236,20 +236,35 @@ def run(cfg: TrainConfig, verl: DictConfig, run_dir: Path) -> Path:
     from trl import GRPOConfig
 
     from codefu_trainer.reward_service import RewardService
-    from codefu_trainer.tiny_model import write_tiny_model
+    from codefu_trainer.tiny_model import warm_start, write_tiny_model
     from codefu_trainer.verl_config import data_files
 
     hf_logging.disable_progress_bar()
     r = cfg.rehearsal
     run_dir.mkdir(parents=True, exist_ok=True)
-    if cfg.model.kind is ModelKind.tiny:
-        model_path = write_tiny_model(cfg.model.tiny, run_dir / "base_model")
-    else:
-        model_path = Path(cfg.model.path)
-    tokenizer = AutoTokenizer.from_pretrained(str(model_path))
     train_file, _ = data_files(cfg)
     rows = load_prompts(train_file, max_prompt_chars=r.max_prompt_tokens)
     dataset = Dataset.from_list(rows)
+    if cfg.model.kind is ModelKind.tiny:
+
+        def warmup(model: Any, tok: Any) -> None:
+            if r.warmup_steps <= 0:
+                return
+            start = time.perf_counter()
+            prompts = [row["prompt"] for row in rows]
+            losses = warm_start(
+                model, tok, prompts, r.warmup_response, steps=r.warmup_steps, lr=r.warmup_lr
+            )
+            print(
+                f"codefu-train: warm start of the tiny model: {len(losses)} steps, loss "
+                f"{losses[0]:.3f} -> {losses[-1]:.3f} in {time.perf_counter() - start:.1f}s",
+                flush=True,
+            )
+
+        model_path = write_tiny_model(cfg.model.tiny, run_dir / "base_model", warmup)
+    else:
+        model_path = Path(cfg.model.path)
+    tokenizer = AutoTokenizer.from_pretrained(str(model_path))
 
     algo = _algorithm_settings(verl)
     ckpt_dir = checkpoint_dir(run_dir)

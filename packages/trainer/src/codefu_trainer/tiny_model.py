@@ -7,6 +7,7 @@ the CPU rehearsal to exercise the real loading, generation and training code pat
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -68,8 +69,60 @@ def build_tiny_model(
     return Qwen2ForCausalLM(config)
 
 
-def write_tiny_model(cfg: TinyModelConfig, out_dir: Path) -> Path:
-    """Build the tokenizer and model and save both in Hugging Face format under `out_dir`.
+def warm_start(
+    model: Any,
+    tok: Any,
+    prompts: Sequence[Sequence[Mapping[str, str]]],
+    response: str,
+    *,
+    steps: int,
+    lr: float,
+    batch_size: int = 4,
+) -> list[float]:
+    """Teacher-force `response` (+ end of turn) after each chat prompt; returns the losses.
+
+    Loss on the response tokens only, AdamW, prompts taken round-robin.
+    """
+    import torch
+
+    if steps <= 0 or not prompts:
+        return []
+    target = tok(response + tok.eos_token, add_special_tokens=False)["input_ids"]
+    opt = torch.optim.AdamW(model.parameters(), lr=lr)
+    model.train()
+    losses: list[float] = []
+    for step in range(steps):
+        batch = [prompts[(step * batch_size + i) % len(prompts)] for i in range(batch_size)]
+        texts = [
+            tok.apply_chat_template(list(p), tokenize=False, add_generation_prompt=True)
+            for p in batch
+        ]
+        prefixes = tok(texts, add_special_tokens=False)["input_ids"]
+        width = max(len(p) for p in prefixes) + len(target)
+        ids = torch.full((batch_size, width), tok.pad_token_id)
+        labels = torch.full((batch_size, width), -100)
+        mask = torch.zeros((batch_size, width), dtype=torch.long)
+        for i, prefix in enumerate(prefixes):
+            start = width - len(prefix) - len(target)  # left padding, as generation uses
+            ids[i, start:] = torch.tensor(prefix + target)
+            mask[i, start:] = 1
+            labels[i, start + len(prefix) :] = torch.tensor(target)
+        loss = model(input_ids=ids, attention_mask=mask, labels=labels).loss
+        loss.backward()
+        opt.step()
+        opt.zero_grad()
+        losses.append(float(loss.detach()))
+    model.eval()
+    return losses
+
+
+def write_tiny_model(
+    cfg: TinyModelConfig,
+    out_dir: Path,
+    warmup: Callable[[Any, Any], object] | None = None,
+) -> Path:
+    """Build the tokenizer and model (optionally warm-started) and save both in Hugging Face
+    format under `out_dir`.
 
     Idempotent: an existing complete directory is reused (resume loads the same base).
     """
@@ -78,6 +131,8 @@ def write_tiny_model(cfg: TinyModelConfig, out_dir: Path) -> Path:
     out_dir.mkdir(parents=True, exist_ok=True)
     tok = build_byte_tokenizer()
     model = build_tiny_model(cfg, len(tok), tok.pad_token_id, tok.eos_token_id)
+    if warmup is not None:
+        warmup(model, tok)
     model.save_pretrained(out_dir)
     tok.save_pretrained(out_dir)
     return out_dir
