@@ -7,7 +7,6 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from omegaconf import OmegaConf
 
 from codefu_trainer.config import ClusterKind, GroupRole, checkpoint_dir, final_model_dir
 from codefu_trainer.overrides import ConfigError, hydra_value, split_overrides
@@ -124,6 +123,7 @@ def test_overrides_reach_the_right_stage(tmp_path: Path) -> None:
         (["actor_rollout_ref.actor.loss_agg_mode=bogus"], ["veRL rejected", "bogus"]),
         (["actor_rollout_ref.actor.use_dynamic_bsz=false"], ["veRL rejected", "micro_batch"]),
         (["data.tier=medium"], ["medium", "easy", "hard", "expert"]),
+        (["cluster.gpus_per_node=2"], ["2 GPUs", "ulysses_sequence_parallel_size"]),
     ],
 )
 def test_bad_overrides_name_the_problem_and_the_valid_choices(
@@ -158,7 +158,10 @@ def test_split_overrides() -> None:
 
 
 _values = st.recursive(
-    st.none() | st.booleans() | st.integers(-(10**9), 10**9) | st.text(max_size=20),
+    st.none()
+    | st.booleans()
+    | st.integers(-(10**9), 10**9)
+    | st.text(max_size=20).filter(lambda s: "${" not in s),
     lambda inner: st.lists(inner, max_size=3),
     max_leaves=6,
 )
@@ -170,7 +173,7 @@ def test_hydra_value_round_trips_through_hydras_parser(value: object) -> None:
     from hydra.core.override_parser.overrides_parser import OverridesParser
 
     parsed = OverridesParser.create().parse_override(f"key={hydra_value(value)}")
-    assert OmegaConf.create({"v": parsed.value()}).v == value or parsed.value() == value
+    assert parsed.value() == value
 
 
 def test_checkpoint_and_model_dirs_follow_sagemaker(tmp_path: Path) -> None:

@@ -133,7 +133,11 @@ def hydra_value(value: Any) -> str:
     if isinstance(value, int | float):
         return repr(value)
     if isinstance(value, str):
-        escaped = value.replace("\\", "\\\\").replace("'", "\\'")
+        if "${" in value:
+            raise ValueError(f"{value!r} would be read as an interpolation; avoid '${{' in values.")
+        # Hydra's quoted strings: backslashes are literal except before a quote (or the
+        # closing quote), where each must be doubled; a quote is escaped as \'.
+        escaped = re.sub(r"(\\+)(?='|$)", lambda m: m.group(1) * 2, value).replace("'", "\\'")
         return f"'{escaped}'"
     if isinstance(value, Mapping):
         inner = ",".join(f"{k}:{hydra_value(v)}" for k, v in value.items())

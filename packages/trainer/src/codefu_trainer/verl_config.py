@@ -127,6 +127,16 @@ def validate_verl_config(config: DictConfig, check_reward_function: bool = True)
         except (AssertionError, ValueError, TypeError, InstantiationException) as exc:
             cause = f" ({exc.__cause__})" if exc.__cause__ else ""
             raise ConfigError(f"veRL rejected the configuration: {exc}{cause}") from exc
+    n_gpus = int(config.trainer.nnodes) * int(config.trainer.n_gpus_per_node)
+    sp = int(config.actor_rollout_ref.actor.ulysses_sequence_parallel_size)
+    tp = int(config.actor_rollout_ref.rollout.tensor_model_parallel_size)
+    if n_gpus % sp or n_gpus % tp:
+        raise ConfigError(
+            f"{n_gpus} GPUs (trainer.nnodes x trainer.n_gpus_per_node) cannot be split into "
+            f"Ulysses groups of {sp} and vLLM tensor-parallel groups of {tp}: set "
+            "actor_rollout_ref.actor.ulysses_sequence_parallel_size and "
+            f"actor_rollout_ref.rollout.tensor_model_parallel_size to divisors of {n_gpus}."
+        )
     if check_reward_function:
         from verl.utils.import_utils import load_extern_object
 
