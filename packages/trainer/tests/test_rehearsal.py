@@ -112,3 +112,15 @@ def test_judge_reward_scores_through_the_shared_reward_service(prepared_data: Pa
     metrics = score_metrics(reward.last)
     assert metrics["judge/verdict/AC"] == 0.5 and metrics["judge/verdict/NO_CODE"] == 0.5
     assert metrics["critic/score/max"] == 1.0 and metrics["critic/score/min"] == -1.0
+
+
+def test_ray_temp_dir_moves_out_of_the_virtualenv(tmp_path: Path) -> None:
+    from codefu_trainer.rehearsal import ray_temp_dir_outside_venv
+
+    venv = tmp_path / "venv"
+    env = {"VIRTUAL_ENV": str(venv), "TMPDIR": str(venv / "tmp")}
+    assert ray_temp_dir_outside_venv(env) == "/tmp"
+    assert env["RAY_TMPDIR"] == "/tmp"
+    elsewhere = {"VIRTUAL_ENV": str(venv), "TMPDIR": str(tmp_path / "t")}
+    assert ray_temp_dir_outside_venv(elsewhere) is None
+    assert "RAY_TMPDIR" not in elsewhere

@@ -19,7 +19,7 @@ import json
 import os
 import time
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping, MutableMapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -66,6 +66,19 @@ def load_prompts(
     if not rows:
         raise ValueError(f"{train_file} has no rows; run `nox -s prepare` again.")
     return rows
+
+
+def ray_temp_dir_outside_venv(environ: MutableMapping[str, str] | None = None) -> str | None:
+    """Ray's workers refuse a temp dir inside the active virtualenv, and nox points TMPDIR at
+    .nox/<session>/tmp: then use /tmp (via RAY_TMPDIR). Returns the value set, if any."""
+    env: MutableMapping[str, str] = os.environ if environ is None else environ
+    venv, tmp = env.get("VIRTUAL_ENV"), env.get("TMPDIR")
+    if env.get("RAY_TMPDIR") or not venv or not tmp:
+        return None
+    if Path(tmp).resolve().is_relative_to(Path(venv).resolve()):
+        env["RAY_TMPDIR"] = "/tmp"
+        return "/tmp"
+    return None
 
 
 def latest_checkpoint(ckpt_dir: Path) -> Path | None:
@@ -304,6 +317,7 @@ def run(cfg: TrainConfig, verl: DictConfig, run_dir: Path) -> Path:
         # A cluster of our own unless RAY_ADDRESS names one: a bare ray.init() would join
         # any Ray cluster already running on this machine.
         address = os.environ.get("RAY_ADDRESS") or "local"
+        ray_temp_dir_outside_venv()
         ray.init(address=address, include_dashboard=False, configure_logging=False)
     service = RewardService(cfg.reward)
     reward = JudgeReward(service)
