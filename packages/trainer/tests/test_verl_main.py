@@ -1,0 +1,32 @@
+"""The veRL dispatch pieces that run without GPUs."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+from codefu_trainer import verl_main
+from codefu_trainer.train_cli import compose_run
+
+from .conftest import CONF
+
+
+def test_latest_actor_checkpoint_follows_verls_tracker_file(tmp_path: Path) -> None:
+    assert verl_main.latest_actor_checkpoint(tmp_path) is None
+    for step in (16, 32):
+        (tmp_path / f"global_step_{step}" / "actor").mkdir(parents=True)
+    (tmp_path / "latest_checkpointed_iteration.txt").write_text("32")
+    assert verl_main.latest_actor_checkpoint(tmp_path) == tmp_path / "global_step_32" / "actor"
+
+
+@pytest.mark.skipif(importlib.util.find_spec("vllm") is not None, reason="vLLM is installed here")
+def test_without_vllm_the_local_run_stops_and_says_how_to_install_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run = compose_run(CONF, ["cluster=local", f"run.dir={tmp_path}"], gpus_detected=8)
+    assert run.verl is not None
+    assert verl_main.run(run.verl, run.cfg, run.run_dir) == 3
+    assert "codefu-trainer[gpu]" in capsys.readouterr().err
+    assert not any(tmp_path.iterdir())
