@@ -428,8 +428,19 @@ class JudgePoolActor:
         self._pool.shutdown()
 
 
+def _dispatcher_node() -> str:
+    """The head node (it lives as long as the cluster), else this process's node."""
+    for node in ray.nodes():
+        if node.get("Alive") and "node:__internal_head__" in node.get("Resources", {}):
+            return str(node["NodeID"])
+    return str(ray.get_runtime_context().get_node_id())
+
+
 def pool_actor(config: WorkerConfig) -> Any:
-    """The shared pool actor for ``config`` (created on this node when missing)."""
+    """The shared pool actor for ``config`` (created on the head node when missing).
+
+    It takes no CPU; judge nodes may come and go without taking the dispatcher with them.
+    """
     from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
     settings = asdict(config)
@@ -443,9 +454,7 @@ def pool_actor(config: WorkerConfig) -> Any:
             num_cpus=0,
             max_concurrency=10_000,
             max_restarts=0,
-            scheduling_strategy=NodeAffinitySchedulingStrategy(
-                ray.get_runtime_context().get_node_id(), soft=True
-            ),
+            scheduling_strategy=NodeAffinitySchedulingStrategy(_dispatcher_node(), soft=True),
         )
         .remote(settings)
     )

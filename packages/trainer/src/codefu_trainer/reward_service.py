@@ -232,12 +232,24 @@ class RewardService:
         scored = await self.score_detailed_async(responses, ground_truths)
         return [s.result.to_dict() for s in scored]
 
+    def _ask(self, method: str, timeout: float) -> Any:
+        """Call a pool method; a dead pool is replaced once."""
+        for attempt in range(2):
+            try:
+                return ray.get(getattr(self._pool, method).remote(), timeout=timeout)
+            except RayActorError:
+                if attempt == 1:
+                    raise
+                self._pool = pool_actor(self.config.worker)
+        raise AssertionError("unreachable")
+
     def workers(self) -> dict[str, str]:
         """The pool's live judge workers: key → node id (starts them if needed)."""
-        return dict(ray.get(self._pool.workers.remote(), timeout=self._backstop([])))
+        return dict(self._ask("workers", self._backstop([])))
 
     def stats(self) -> dict[str, int]:
-        return dict(ray.get(self._pool.stats.remote(), timeout=60))
+        """Pool counters: jobs, completed, retries, deadlines, workers_lost, internal_errors."""
+        return dict(self._ask("stats", 60))
 
     def close(self) -> None:
         """Stop the judge workers and the pool; shut Ray down if this service started it."""

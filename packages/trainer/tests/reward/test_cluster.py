@@ -127,7 +127,9 @@ def test_killing_a_judge_node_mid_batch_still_completes_correctly(
 ) -> None:
     svc = service
     gt = sum_ground_truth(name="slow-sum", n_private=3, seconds=2.0)
-    responses = [respond(SLOW_SUM_PROGRAM if i % 3 else DIFF_PROGRAM) for i in range(12)]
+    # ~0.75 s of CPU per slow response: the batch lasts several seconds after the kill.
+    n = 16
+    responses = [respond(SLOW_SUM_PROGRAM if i % 4 else DIFF_PROGRAM) for i in range(n)]
     box: dict[str, list[ScoredResponse]] = {}
     before = svc.stats()
     # The worker killed at its deadline (previous test) is replaced: one per judge CPU again.
@@ -137,7 +139,7 @@ def test_killing_a_judge_node_mid_batch_still_completes_correctly(
         time.sleep(0.1)
     assert set(svc.workers().values()) == cluster["judge_ids"]
     runner = threading.Thread(
-        target=lambda: box.setdefault("scored", svc.score_detailed(responses, [gt] * 12))
+        target=lambda: box.setdefault("scored", svc.score_detailed(responses, [gt] * n))
     )
     runner.start()
     # Kill one judge node once the batch is under way (a job has finished).
@@ -152,7 +154,7 @@ def test_killing_a_judge_node_mid_batch_still_completes_correctly(
     stats = svc.stats()
     survivors = set(svc.workers().values())
     scored = box["scored"]
-    expected = [("AC", 1.0) if i % 3 else ("WA", 1 / 3) for i in range(12)]
+    expected = [("AC", 1.0) if i % 4 else ("WA", 1 / 3) for i in range(n)]
     assert [(s.result.verdict, pytest.approx(s.result.score)) for s in scored] == expected
     assert all(s.result.judge_failure == 0 for s in scored)
     assert stats["workers_lost"] > before["workers_lost"] and stats["retries"] > before["retries"]
