@@ -76,6 +76,9 @@ def test_rehearsal_runs_checkpoints_and_resumes(
         verdicts = sum(v for k, v in record.items() if k.startswith("judge/verdict/"))
         assert verdicts == pytest.approx(1.0)
     assert (run_dir / "mlflow.db").is_file()
+    assert (run_dir / "plots" / "reward.png").is_file() and (
+        run_dir / "plots" / "verdicts.png"
+    ).is_file()
     import mlflow
 
     run_id = (run_dir / "mlflow_run_id.txt").read_text().strip()

@@ -358,11 +358,15 @@ def run(cfg: TrainConfig, verl: DictConfig, run_dir: Path) -> Path:
         service.close()
         if started_ray:
             ray.shutdown()
+    from codefu_trainer.report import make_plots
+
+    plots = make_plots(run_dir)
     print(
         f"codefu-train: rehearsal done. Run dir {run_dir}\n"
         f"  checkpoints: {ckpt_dir}\n  final model: {out}\n"
-        f"  metrics: {run_dir / 'metrics.jsonl'} (MLflow run {tracker.mlflow_run_id})\n"
-        f"  plots: nox -s report -- {run_dir}",
+        f"  metrics: {run_dir / 'metrics.jsonl'} (MLflow run {tracker.mlflow_run_id}, "
+        f"store {mlflow_tracking_uri(cfg.run.tracking, run_dir)})\n"
+        f"  plots: {plots[0].parent} (redraw: nox -s report -- {run_dir})",
         flush=True,
     )
     return out

@@ -42,6 +42,7 @@ def make_plots(run_dir: Path, out_dir: Path | None = None) -> list[Path]:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import MaxNLocator
 
     metrics = run_dir / METRICS_FILE
     if not metrics.is_file():
@@ -68,6 +69,7 @@ def make_plots(run_dir: Path, out_dir: Path | None = None) -> list[Path]:
             )
         ax.set_title(title)
         ax.set_xlabel("step")
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         if plotted:
             ax.legend(fontsize=7)
         ax.grid(alpha=0.3)
