@@ -97,6 +97,9 @@ def test_judge_reward_scores_through_the_shared_reward_service(prepared_data: Pa
 
     row = pq.read_table(prepared_data / "easy" / "train.parquet").to_pylist()[1]
     truth = json.dumps(row["reward_model"]["ground_truth"])
+    from codefu_trainer.rehearsal import ray_temp_dir_outside_venv
+
+    ray_temp_dir_outside_venv()  # under nox, TMPDIR lies inside the session's virtualenv
     ray.init(address="local", num_cpus=2, include_dashboard=False)
     service = RewardService(RewardConfig())
     try:
