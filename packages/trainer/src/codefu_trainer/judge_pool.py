@@ -454,7 +454,7 @@ def pool_actor(config: WorkerConfig) -> Any:
             num_cpus=0,
             max_concurrency=10_000,
             max_restarts=0,
-            scheduling_strategy=NodeAffinitySchedulingStrategy(_dispatcher_node(), soft=True),
+            scheduling_strategy=NodeAffinitySchedulingStrategy(_dispatcher_node(), soft=False),
         )
         .remote(settings)
     )

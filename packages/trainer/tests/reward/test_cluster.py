@@ -99,6 +99,11 @@ def test_judging_happens_only_on_judge_nodes(
     assert judged_on <= cluster["judge_ids"]
     assert cluster["head_id"] not in judged_on
     assert all(s.result.judge_failure == 0 for s in scored)
+    # The dispatcher (no CPU) lives on the head, so losing a judge node cannot take it along.
+    from ray.util.state import list_actors
+
+    pools = list_actors(filters=[("class_name", "=", "JudgePoolActor"), ("state", "=", "ALIVE")])
+    assert {a.node_id for a in pools} == {cluster["head_id"]}
 
 
 def test_a_program_that_never_ends_is_cut_at_its_deadline(
