@@ -36,6 +36,9 @@ nox.options.sessions = ["lint", "tests", "judge-tests"]
 nox.options.error_on_missing_interpreters = True
 # uv must use the interpreters on this machine, never download one.
 os.environ.setdefault("UV_PYTHON_DOWNLOADS", "never")
+# nox points TMPDIR into the session's virtualenv; Ray puts its sockets under its temp dir,
+# and AF_UNIX paths longer than 107 bytes make every Ray start fail.
+os.environ.setdefault("RAY_TMPDIR", "/tmp")
 
 
 def _pyproject(path: Path) -> dict:
@@ -72,7 +75,7 @@ def _pip_find_links() -> list[str]:
         key, _, value = line.partition("=")
         if key.strip().endswith("find-links"):
             links.extend(value.strip().strip("'\"").split())
-    return links
+    return list(dict.fromkeys(links))
 
 
 def install_torch(session: nox.Session) -> None:
