@@ -269,9 +269,10 @@ def build(session: nox.Session) -> None:
         py,
         "-c",
         "import codefu_sandbox, codefu_data, codefu_trainer, codefu_launcher; print('imports ok')",
+        external=True,
     )
     for script in ("codefu-judge", "codefu-data", "codefu-reward", "codefu-launcher"):
-        session.run(str(check / "bin" / script), "--help", silent=True)
+        session.run(str(check / "bin" / script), "--help", silent=True, external=True)
     session.log(f"Built and install-checked: {', '.join(Path(w).name for w in wheels)}")
 
 
