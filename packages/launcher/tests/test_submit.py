@@ -137,7 +137,7 @@ def test_homogeneous_p4de(aws: None, workdir: tuple[Path, Path]) -> None:
     code_uri = channel(req, "code")["DataSource"]["S3DataSource"]["S3Uri"]
     assert read_s3_text(session, code_uri, "train.yaml") == "x: 1\n"
     assert command_of(req, session) == (
-        "codefu-launcher run -- codefu-train --config-dir conf cluster=sagemaker_p4de "
+        "exec codefu-launcher run -- codefu-train --config-dir conf cluster=sagemaker_p4de "
         "'trainer.run name=x'"
     )
 
@@ -164,7 +164,7 @@ def test_homogeneous_p5_sets_p5_efa_settings(aws: None, workdir: tuple[Path, Pat
     # Checkpoints still go to /opt/ml/checkpoints, synced to an SDK default S3 location.
     assert req["CheckpointConfig"]["LocalPath"] == "/opt/ml/checkpoints"
     assert req["CheckpointConfig"]["S3Uri"].startswith("s3://")
-    assert command_of(req, session) == "codefu-launcher run -- codefu-train"
+    assert command_of(req, session) == "exec codefu-launcher run -- codefu-train"
 
 
 def test_heterogeneous_gpu_and_cpu_groups(aws: None, workdir: tuple[Path, Path]) -> None:
@@ -194,7 +194,8 @@ def test_heterogeneous_gpu_and_cpu_groups(aws: None, workdir: tuple[Path, Path])
     assert env["CODEFU_HEAD_INSTANCE_GROUP"] == "gpu"
     assert env["FI_PROVIDER"] == "efa"
     assert command_of(req, session) == (
-        "codefu-launcher run --head-instance-group gpu -- codefu-train cluster=sagemaker_hetero"
+        "exec codefu-launcher run --head-instance-group gpu -- "
+        "codefu-train cluster=sagemaker_hetero"
     )
 
 
@@ -294,7 +295,9 @@ def test_dry_run_prints_request_without_aws(
     assert printed["request"] == result.request
     req = result.request
     assert req["ResourceConfig"]["InstanceGroups"][0]["InstanceType"] == "ml.p5.48xlarge"
-    assert req["Command"] == "codefu-launcher run --head-instance-group gpu -- codefu-train 'a b'"
+    assert req["Command"] == (
+        "exec codefu-launcher run --head-instance-group gpu -- codefu-train 'a b'"
+    )
     assert "SAGEMAKER_ROLE_ARN" in req["RoleArn"]
     assert req["Environment"][AUTH_SECRET_ENV] == "<redacted>"
     assert "s3cr3t" not in json.dumps(printed)

@@ -95,8 +95,13 @@ def nccl_environment(instance_types: list[str]) -> dict[str, str]:
 
 
 def launcher_command(head_instance_group: str | None) -> str:
-    """The job's command: the launcher, whose arguments after `--` are the entrypoint."""
-    parts = ["codefu-launcher", "run"]
+    """The job's command: the launcher, whose arguments after `--` are the entrypoint.
+
+    The SDK's driver script runs the command with `eval` in a bash that does not forward
+    SIGTERM; `exec` replaces that bash with the launcher, so stopping the job reaches it
+    and its exit code is the container's.
+    """
+    parts = ["exec", "codefu-launcher", "run"]
     if head_instance_group:
         parts += ["--head-instance-group", shlex.quote(head_instance_group)]
     return " ".join([*parts, "--"])
