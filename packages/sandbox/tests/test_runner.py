@@ -38,6 +38,9 @@ def test_isolation_description() -> None:
     assert Isolation(True, 7, True, False).describe() == "rlimits+uid+seccomp+landlock-v7"
     assert Isolation(False, 0, False, False).describe() == "rlimits"
     assert Isolation(True, 0, True, True).describe() == "rlimits+uid+seccomp+netns"
+    assert Isolation(True, 7, True, False, "v1").describe() == (
+        "rlimits+cgroup+uid+seccomp+landlock-v7"
+    )
 
 
 def test_uid_pool_gives_distinct_uids_to_concurrent_users() -> None:

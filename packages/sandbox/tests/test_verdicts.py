@@ -41,6 +41,8 @@ def outcome(**kw: object) -> RunOutcome:
             {"exit_code": None, "signal": signal.SIGABRT, "stderr_head": "what():  std::bad_alloc"},
             Verdict.MLE,
         ),
+        ({"exit_code": None, "signal": signal.SIGKILL, "memory_cap_hit": True}, Verdict.MLE),
+        ({"exit_code": None, "signal": signal.SIGSEGV, "memory_cap_hit": True}, Verdict.MLE),
         ({"exit_code": None, "signal": signal.SIGXFSZ}, Verdict.OLE),
         ({"output_bytes": 64 << 20}, Verdict.OLE),
         ({"exit_code": 1}, Verdict.RE),

@@ -191,6 +191,7 @@ class Judge:
             wall_seconds=wall_backstop(limits.time_seconds),
             hard_wall_seconds=hard_wall(limits.time_seconds),
             address_space=memory_cap(limits.memory_bytes),
+            cgroup_memory=memory_cap(limits.memory_bytes),
             file_size=self.output_limit,
         )
         try:

@@ -17,7 +17,8 @@
  *
  * KILLED: 0 not killed, 1 CPU deadline, 2 wall deadline.
  *
- * Child confinement, in order: new process group, die with the launcher, stdio from
+ * Child confinement, in order: new process group, die with the launcher, optional memory
+ * cgroup (joined by writing its pid to the given cgroup.procs), stdio from
  * files opened before privileges are dropped, optional network namespace, cwd,
  * rlimits, setgroups/setgid/setuid, no_new_privs, Landlock (file system; network and
  * signal scoping when the kernel has them), seccomp (architecture check + denylist),
@@ -55,6 +56,7 @@ struct options {
     long long as_limit, fsize_limit, stack_limit, nproc, nofile, cpu_rlimit;
     long uid, gid;
     const char *workdir, *in_path, *out_path, *err_path, *pch_dir;
+    const char *cgroup_procs; /* a memory cgroup's cgroup.procs file the child joins */
     int netns, seccomp_profile, landlock, exec_fd;
     const char *ro[MAX_PATHS];  /* read + execute beneath */
     int n_ro;
@@ -283,10 +285,21 @@ static void open_to(const char *path, int flags, int target) {
     close(fd);
 }
 
+static void join_cgroup(const char *procs) {
+    int fd = open(procs, O_WRONLY | O_CLOEXEC);
+    if (fd < 0) fail(procs);
+    char buf[32];
+    int n = snprintf(buf, sizeof buf, "%d\n", (int)getpid());
+    if (write(fd, buf, (size_t)n) != n) fail("joining the memory cgroup");
+    close(fd);
+}
+
 static void child(const struct options *o) {
     static const char empty[] = "";
     setpgid(0, 0);
     prctl(PR_SET_PDEATHSIG, SIGKILL);
+    /* First, while still root: every page the program touches from here on is charged. */
+    if (o->cgroup_procs) join_cgroup(o->cgroup_procs);
     sigset_t none;
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, NULL);
@@ -408,6 +421,7 @@ int main(int argc, char **argv) {
         else if (!strcmp(a, "--stdout")) o.out_path = v;
         else if (!strcmp(a, "--stderr")) o.err_path = v;
         else if (!strcmp(a, "--pch-fd3")) o.pch_dir = v;
+        else if (!strcmp(a, "--cgroup-procs")) o.cgroup_procs = v;
         else if (!strcmp(a, "--netns")) o.netns = atoi(v);
         else if (!strcmp(a, "--seccomp")) o.seccomp_profile = atoi(v);
         else if (!strcmp(a, "--landlock")) o.landlock = atoi(v);

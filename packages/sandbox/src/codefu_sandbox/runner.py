@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import dataclasses
 import fcntl
 import hashlib
+import itertools
 import math
 import os
 import platform
@@ -27,6 +29,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 from codefu_sandbox.verdicts import RunOutcome
 
@@ -51,6 +54,9 @@ class RunLimits:
     open_files: int = 64
     stack_unlimited: bool = True  # contest judges give a large stack; AS bounds it
     hard_wall_seconds: float | None = None  # wall-clock limit, all time counted
+    # Memory cgroup limit in bytes; where cgroups work it replaces `address_space` (an
+    # allocation then succeeds and the cap is hit on touch, counted as an OOM kill).
+    cgroup_memory: int | None = None
 
 
 @dataclass(frozen=True)
@@ -61,9 +67,12 @@ class Isolation:
     landlock_abi: int
     seccomp: bool
     netns: bool
+    cgroup: str = ""  # "v1" or "v2" when a per-run memory cgroup is used, else ""
 
     def describe(self) -> str:
         layers = ["rlimits"]
+        if self.cgroup:
+            layers.append("cgroup")
         if self.drop_uid:
             layers.append("uid")
         if self.seccomp:
@@ -97,6 +106,110 @@ def probe_isolation(*, want_netns: bool = False) -> Isolation:
         seccomp=platform.machine() in ("x86_64", "AMD64"),
         netns=root and want_netns,
     )
+
+
+CGROUP_V1_ROOT = Path("/sys/fs/cgroup/memory")
+CGROUP_V2_ROOT = Path("/sys/fs/cgroup")
+CGROUP_PARENT = "codefu"
+
+
+class MemoryCgroups:
+    """Per-run memory cgroups (v1 memory controller or v2), when root can create them.
+
+    Every run gets a fresh child cgroup `<parent>/codefu/<pid>-<n>` (unique across
+    threads and processes; mkdir + rmdir cost ~0.1 ms), whose limit is the memory cap;
+    the launcher's child joins it before dropping privileges. After the run its OOM-kill
+    count says whether the cap was hit, and the cgroup is removed. Cgroups left behind by
+    a crashed judge (their pid is gone) are removed when the next one starts.
+    """
+
+    def __init__(self, parent: Path, version: str) -> None:
+        self.parent = parent
+        self.version = version
+        self._counter = itertools.count()
+        self._prefix = f"{os.getpid()}-"
+
+    @classmethod
+    def probe(cls) -> MemoryCgroups | None:
+        """Usable cgroups on this host, or None (not root, not mounted, read-only, ...)."""
+        if os.geteuid() != 0 or os.environ.get("CODEFU_SANDBOX_CGROUP", "1") == "0":
+            return None
+        candidates: list[tuple[Path, str]] = []
+        if (CGROUP_V1_ROOT / "memory.limit_in_bytes").exists():
+            candidates.append((CGROUP_V1_ROOT, "v1"))
+        controllers = CGROUP_V2_ROOT / "cgroup.controllers"
+        with contextlib.suppress(OSError):
+            if "memory" in controllers.read_text().split():
+                candidates.append((CGROUP_V2_ROOT, "v2"))
+        for root, version in candidates:
+            parent = root / CGROUP_PARENT
+            try:
+                parent.mkdir(exist_ok=True)
+                if version == "v2":
+                    (parent / "cgroup.subtree_control").write_text("+memory")
+                groups = cls(parent, version)
+                groups.remove_stale()
+                with groups.create(64 << 20) as probe:
+                    groups.cap_hit(probe)
+            except OSError:
+                continue
+            return groups
+        return None
+
+    def remove_stale(self) -> None:
+        """Remove cgroups of judge processes that no longer exist."""
+        for entry in self.parent.iterdir():
+            pid = entry.name.split("-", 1)[0]
+            if not entry.is_dir() or not pid.isdigit():
+                continue
+            try:
+                os.kill(int(pid), 0)
+            except ProcessLookupError:
+                with contextlib.suppress(OSError):
+                    entry.rmdir()
+            except PermissionError:
+                pass
+
+    @contextlib.contextmanager
+    def create(self, limit: int) -> Iterator[Path]:
+        """A fresh cgroup limited to `limit` bytes (no swap), removed afterwards."""
+        path = self.parent / f"{self._prefix}{next(self._counter)}"
+        path.mkdir()
+        try:
+            if self.version == "v1":
+                (path / "memory.limit_in_bytes").write_text(str(limit))
+                with contextlib.suppress(OSError):
+                    (path / "memory.swappiness").write_text("0")
+            else:
+                (path / "memory.max").write_text(str(limit))
+                with contextlib.suppress(OSError):
+                    (path / "memory.swap.max").write_text("0")
+            yield path
+        finally:
+            self._remove(path)
+
+    def cap_hit(self, path: Path) -> bool:
+        """Whether the kernel OOM-killed something in this cgroup (its limit was hit)."""
+        name = "memory.oom_control" if self.version == "v1" else "memory.events"
+        for line in (path / name).read_text().splitlines():
+            key, _, value = line.partition(" ")
+            if key == "oom_kill":
+                return int(value) > 0
+        return False
+
+    @staticmethod
+    def _remove(path: Path) -> None:
+        # The launcher reaps its child before returning, so the cgroup is empty; a killed
+        # task may take a moment to leave it. What still fails is removed as stale later.
+        for delay in (0.0, 0.001, 0.01, 0.1):
+            time.sleep(delay)
+            try:
+                path.rmdir()
+                return
+            except FileNotFoundError:
+                return
+            except OSError:
+                continue
 
 
 def _c_compiler() -> str:
@@ -179,7 +292,11 @@ class Runner:
         self, cache_dir: Path, *, netns: bool = False, uid_base: int | None = None
     ) -> None:
         self.cache_dir = cache_dir
-        self.isolation = probe_isolation(want_netns=netns)
+        self.cgroups = MemoryCgroups.probe()
+        self.isolation = dataclasses.replace(
+            probe_isolation(want_netns=netns),
+            cgroup=self.cgroups.version if self.cgroups else "",
+        )
         self.launcher = build_launcher(cache_dir)
         base = (
             uid_base
@@ -226,8 +343,64 @@ class Runner:
         are opened by the launcher before it drops privileges, so they may sit in
         directories the sandbox cannot read.
         """
+        kwargs: dict[str, Any] = {
+            "cwd": cwd,
+            "stdin": stdin,
+            "stdout": stdout,
+            "stderr": stderr,
+            "profile": profile,
+            "readable": readable,
+            "writable": writable,
+            "pch_dir": pch_dir,
+            "env": env,
+            "uid": uid,
+            "writable_cwd": writable_cwd,
+        }
+        if self.cgroups is None or limits.cgroup_memory is None:
+            return self._run(argv, limits=limits, cgroup=None, **kwargs)
+        try:
+            group = self.cgroups.create(limits.cgroup_memory)
+            path = group.__enter__()
+        except OSError:  # e.g. the cgroup limit on this host: fall back to RLIMIT_AS
+            return self._run(argv, limits=limits, cgroup=None, **kwargs)
+        try:
+            outcome = self._run(
+                argv, limits=dataclasses.replace(limits, address_space=None), cgroup=path, **kwargs
+            )
+            if outcome.error is None:
+                try:
+                    hit = self.cgroups.cap_hit(path)
+                except (OSError, ValueError) as exc:
+                    return dataclasses.replace(
+                        outcome, error=f"cannot read the memory cgroup {path}: {exc}"
+                    )
+                outcome = dataclasses.replace(outcome, memory_cap_hit=hit)
+            return outcome
+        finally:
+            group.__exit__(None, None, None)
+
+    def _run(
+        self,
+        argv: list[str],
+        *,
+        cwd: Path,
+        limits: RunLimits,
+        cgroup: Path | None,
+        stdin: Path | None,
+        stdout: Path,
+        stderr: Path,
+        profile: str = "run",
+        readable: tuple[Path, ...] = (),
+        writable: tuple[Path, ...] = (),
+        pch_dir: Path | None = None,
+        env: dict[str, str] | None = None,
+        uid: int | None = None,
+        writable_cwd: bool = True,
+    ) -> RunOutcome:
         iso = self.isolation
         cmd = [str(self.launcher)]
+        if cgroup is not None:
+            cmd += ["--cgroup-procs", str(cgroup / "cgroup.procs")]
         if limits.cpu_seconds is not None:
             cmd += ["--cpu", f"{limits.cpu_seconds:.6f}"]
             cmd += ["--cpu-rlimit", str(math.ceil(limits.cpu_seconds) + 1)]

@@ -64,6 +64,7 @@ class RunOutcome:
     output_bytes: int = 0
     stderr_head: str = ""
     error: str | None = None  # the runner failed (→ IE)
+    memory_cap_hit: bool = False  # the memory cgroup's limit was hit (an OOM kill)
 
 
 BAD_ALLOC_MARKERS = ("std::bad_alloc", "Cannot allocate memory", "out of memory")
@@ -80,7 +81,7 @@ def decide(
     if run.killed is not None or run.cpu_seconds > time_seconds or run.signal == _signal.SIGXCPU:
         return Verdict.TLE
     abnormal = run.signal is not None or run.exit_code != 0
-    if run.peak_memory_bytes > memory_bytes:
+    if run.peak_memory_bytes > memory_bytes or run.memory_cap_hit:
         return Verdict.MLE
     if abnormal and any(marker in run.stderr_head for marker in BAD_ALLOC_MARKERS):
         return Verdict.MLE

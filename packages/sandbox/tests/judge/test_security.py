@@ -7,6 +7,7 @@ is exercised: uid drop, rlimits, seccomp, Landlock.
 from __future__ import annotations
 
 import os
+import subprocess
 import uuid
 from pathlib import Path
 from typing import Any
@@ -222,6 +223,78 @@ def test_static_array_over_the_cap_is_mle_not_a_crash_at_exec(judge: Judge) -> N
     report = run(judge, body, [TestCase("3\n", "1\n"), TestCase("4\n", "1\n")])
     assert report.verdict is Verdict.MLE, report.to_dict()
     assert report.tests[0].peak_memory_bytes >= 500 * MiB
+
+
+def test_unchecked_malloc_of_twice_the_limit_is_mle(judge: Judge) -> None:
+    """DESIGN §6: an over-limit allocation is MLE, not the crash it causes. With rlimits
+    alone malloc returns NULL and the write crashes (RE): this needs the memory cgroup."""
+    if judge.runner.cgroups is None:
+        pytest.skip("needs per-run memory cgroups (root and a writable memory cgroup)")
+    body = """
+    int main() {
+        size_t n = (size_t)512 << 20;
+        char *p = (char *)malloc(n);
+        for (size_t i = 0; i < n; i += 4096) p[i] = (char)i;
+        printf("%d\\n", p[4096 * 7]);
+    }"""
+    report = run(judge, body, [TestCase("", "0\n")])
+    assert report.verdict is Verdict.MLE, report.to_dict()
+
+
+def test_vector_growth_past_the_limit_is_mle(judge: Judge) -> None:
+    body = """
+    int main() {
+        vector<long long> v;
+        for (long long i = 0; i < 200000000LL; i++) v.push_back(i);
+        printf("%zu\\n", v.size());
+    }"""
+    report = run(judge, body, [TestCase("", "200000000\n")], limits=Limits(3.0, 256 * MiB))
+    assert report.verdict is Verdict.MLE, report.to_dict()
+
+
+def test_200mb_heap_allocation_within_256mb_passes(judge: Judge) -> None:
+    body = """
+    int main() {
+        size_t n = (size_t)200 << 20;
+        char *p = (char *)malloc(n);
+        if (!p) return 3;
+        memset(p, 1, n);
+        long long s = 0; for (size_t i = 0; i < n; i += 4096) s += p[i];
+        printf("%lld\\n", s);
+    }"""
+    report = run(judge, body, [TestCase("", f"{(200 * MiB) // 4096}\n")])
+    assert report.verdict is Verdict.AC, report.to_dict()
+
+
+def test_memory_cgroups_are_used_as_root_and_removed(judge: Judge) -> None:
+    cgroups = judge.runner.cgroups
+    if cgroups is None:
+        pytest.skip("needs per-run memory cgroups (root and a writable memory cgroup)")
+    assert "+cgroup+" in judge.isolation
+    report = run(judge, 'int main() { puts("x"); }', [TestCase("", "x\n")] * 3)
+    assert report.verdict is Verdict.AC and "+cgroup+" in report.isolation
+    mine = [p for p in cgroups.parent.iterdir() if p.name.startswith(f"{os.getpid()}-")]
+    assert mine == []
+
+
+def test_stale_memory_cgroups_of_dead_judges_are_removed(judge: Judge) -> None:
+    cgroups = judge.runner.cgroups
+    if cgroups is None:
+        pytest.skip("needs per-run memory cgroups (root and a writable memory cgroup)")
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    stale = cgroups.parent / f"{dead.pid}-0"
+    stale.mkdir()
+    live = cgroups.parent / f"{os.getpid()}-stale-test"
+    live.mkdir()
+    try:
+        cgroups.remove_stale()
+        assert not stale.exists()
+        assert live.exists()  # this process is alive: its cgroups are its own business
+    finally:
+        for path in (stale, live):
+            if path.exists():
+                path.rmdir()
 
 
 def test_infinite_loop_is_tle_on_cpu_time(judge: Judge) -> None:
