@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import stat
+import threading
 import time
 from pathlib import Path
 
@@ -103,3 +105,21 @@ def test_static_memory_bytes(tmp_path: Path, judge: Judge) -> None:
     assert small is not None and big is not None
     assert 0 < static_memory_bytes(small) < 16 << 20
     assert static_memory_bytes(big) >= 64 << 20
+
+
+@needs_gpp
+def test_binary_briefly_held_open_for_writing_is_not_an_internal_error(judge: Judge) -> None:
+    """Under load a child forked by another judging thread can still hold the compiler's
+    copy of a binary open for writing (inherited, closed at its exec) when the binary is
+    first run: exec then fails with ETXTBSY. That is the judge's business, never an IE."""
+    source = ECHO + "\n// held open for writing\n"
+    compiled, binary = judge.compiler.compile(source)
+    assert binary is not None, compiled.diagnostics
+    writer = os.open(binary, os.O_WRONLY)
+    releaser = threading.Timer(0.2, os.close, [writer])
+    releaser.start()
+    try:
+        report = judge.judge(source, [TestCase("a", "a")], Limits(1.0, 256 << 20))
+    finally:
+        releaser.join()
+    assert report.verdict is Verdict.AC, report.to_dict()

@@ -344,12 +344,18 @@ static void child(const struct options *o) {
     if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) fail("no_new_privs");
     if (ruleset >= 0) restrict_landlock(ruleset);
     if (o->seccomp_profile) apply_seccomp(o->seccomp_profile, exe_fd, empty);
-    if (o->exec_fd) {
-        syscall(__NR_execveat, exe_fd, empty, o->argv, o->envp, AT_EMPTY_PATH);
-        fail("execveat");
+    /* ETXTBSY: some process still holds the binary open for writing. In a threaded judge
+     * that is usually a child forked by another thread (subprocess) while the compiler's
+     * copy of this binary was open, and it lets go at its own exec: wait for that (at
+     * most ~3 s) rather than report a judge failure. */
+    for (int tries = 0;; tries++) {
+        if (o->exec_fd) syscall(__NR_execveat, exe_fd, empty, o->argv, o->envp, AT_EMPTY_PATH);
+        else execve(o->argv[0], o->argv, o->envp);
+        if (errno != ETXTBSY || tries >= 300) break;
+        struct timespec pause = {0, tries < 10 ? 1000000L : 10000000L};
+        nanosleep(&pause, NULL);
     }
-    execve(o->argv[0], o->argv, o->envp);
-    fail(o->argv[0]);
+    fail(o->exec_fd ? "execveat" : o->argv[0]);
 }
 
 /* ------------------------------------------------------------------ parent */
