@@ -11,8 +11,13 @@ error, no code; correct answers twice, as GRPO groups repeat) is scored by
     compare after ``strip()``, exceptions swallowed as a failure.
 
 Problems: the real ones in ``$CODEFU_REAL_DATA/codefu_easy`` with the hand-written
-solutions in ``packages/sandbox/tests/judge/real_solutions`` when both exist; else
-synthetic problems made here (a + b and a sum, with solutions per verdict).
+solutions in ``packages/sandbox/tests/judge/real_solutions`` when both exist; else the raw
+dataset shipped with codefu-data, prepared by ``codefu_data.prepare`` in a temp dir (every
+tier). There the correct answer is the problem's first accepted C++ solution (the one whose
+outputs are the tests, so problems with several valid answers stay exact), and WA, TLE,
+RE, MLE and CE responses are that solution with a few lines added (an extra output token
+at exit, a spin before main, an abort at exit, an allocation past the memory limit before
+main, an undefined name).
 
 Reported: throughput ratio ours/baseline (target >= 3x), verdict agreement with the known
 truth for both (target 100% for ours), and our wall time against the lower bound
@@ -102,36 +107,69 @@ def real_cases(data_dir: Path, limit: int | None) -> list[Case]:
     return cases
 
 
-_READ = "#include <bits/stdc++.h>\nint main(){long long a,b;std::cin>>a>>b;"
-SYNTH = {
-    "ac": _READ + 'std::cout<<a+b<<"\\n";}',
-    "wa": _READ + 'std::cout<<a+b+(a>50)<<"\\n";}',
-    "tle": "#include <bits/stdc++.h>\nint main(){volatile unsigned long x=0;for(;;)x=x+1;}",
-    "re": _READ + "if(a>10)abort();std::cout<<a+b;}",
-    "mle": (
-        "#include <bits/stdc++.h>\nint main(){std::vector<char> v(600u<<20);"
-        "for(size_t i=0;i<v.size();i+=4096)v[i]=1;long long a,b;std::cin>>a>>b;"
-        "std::cout<<a+b+v[4096]-1;}"
+# Derived variants of an accepted solution: includes first, the added lines after it
+# (globals run in definition order, so ours come after the solution's own).
+_PRELUDE = "#include <cstdio>\n#include <cstdlib>\n#include <vector>\n"
+_DERIVED = {
+    # One more output token: WA on every test (token and exact compare alike).
+    "wa": 'struct CodefuExtra { ~CodefuExtra() { std::printf("\\n-1\\n"); } } codefu_extra;',
+    "tle": (
+        "struct CodefuSpin { CodefuSpin() { volatile double x = 1.0;"
+        " for (;;) x = x * 1.0000001 + 1e-9; } } codefu_spin;"
     ),
-    "ce": "#include <bits/stdc++.h>\nint main(){ return undefined_name; }",
+    # Prints its (correct) answer, then dies by SIGABRT.
+    "re": "struct CodefuCrash { ~CodefuCrash() { std::abort(); } } codefu_crash;",
+    "mle": (
+        "struct CodefuHog { std::vector<char> v; CodefuHog() : v({mle_bytes}u) {"
+        " for (size_t i = 0; i < v.size(); i += 4096) v[i] = 1; } } codefu_hog;"
+    ),
+    "ce": "int codefu_broken() { return undefined_name; }",
 }
 
 
-def synthetic_cases(n_problems: int) -> list[Case]:
+def _derive(correct: str, variant: str, memory_limit_bytes: int) -> str:
+    if variant == "ac":
+        return correct
+    mle_bytes = memory_limit_bytes + max(memory_limit_bytes // 4, 64 << 20)
+    added = _DERIVED[variant].replace("{mle_bytes}", str(mle_bytes))
+    return f"{_PRELUDE}{correct}\n{added}\n"
+
+
+def sample_cases(limit: int | None) -> tuple[list[Case], str]:
+    """Cases on the shipped raw dataset, prepared (all tiers) by codefu_data in a temp dir."""
+    import pyarrow.parquet as pq
+
+    from codefu_data.config import DataConfig
+    from codefu_data.prepare import prepare
+    from codefu_data.sample import sample_dataset_dir
+
+    raw_dir = sample_dataset_dir()
+    with tempfile.TemporaryDirectory(prefix="codefu-bench-sample-") as tmp:
+        cfg = DataConfig(source=str(raw_dir), out_dir=str(Path(tmp) / "processed"))
+        out = prepare(cfg, progress=False, log=lambda _msg: None).out_dir
+        by_tier: dict[str, dict[str, dict[str, Any]]] = {}
+        for path in sorted(out.glob("*/*.parquet")):
+            for rm in pq.read_table(path, columns=["reward_model"]).column("reward_model"):
+                gt = rm.as_py()["ground_truth"]
+                by_tier.setdefault(path.parent.name, {})[gt["name"]] = gt
+    accepted: dict[str, str] = {}
+    for shard in sorted((raw_dir / "data").glob("*.parquet")):
+        for row in pq.read_table(shard, columns=["name", "solutions"]).to_pylist():
+            sol = row["solutions"] or {"language": [], "solution": []}
+            cpp = [s for lang, s in zip(sol["language"], sol["solution"], strict=True) if lang == 2]
+            if cpp:  # the first accepted C++ solution produced the expected outputs
+                accepted.setdefault(row["name"], cpp[0])
+    # Round-robin over the tiers (names sorted inside each), so a small --problems mixes them.
+    queues = [sorted(probs.items()) for _, probs in sorted(by_tier.items())]
+    order = [q[i] for i in range(max(map(len, queues), default=0)) for q in queues if i < len(q)]
+    order = [(name, gt) for name, gt in order if name in accepted][: limit or None]
     cases: list[Case] = []
-    for p in range(n_problems):
-        n = 20 + 10 * p
-        inputs = [f"{i * 3 + p} {i}\n" for i in range(n)]
-        outputs = [f"{i * 3 + p + i}\n" for i in range(n)]
-        gt = {
-            "name": f"synthetic-{p}",
-            "time_limit": {"seconds": 1, "nanos": 0},
-            "memory_limit_bytes": 256 << 20,
-            "private_tests": {"input": inputs, "output": outputs},
-            "public_tests": {"input": inputs[:1], "output": outputs[:1]},
-        }
-        _add_group(cases, gt["name"], gt, SYNTH)
-    return cases
+    for name, gt in order:
+        memory = int(gt.get("memory_limit_bytes") or 256 << 20)
+        sources = {v: _derive(accepted[name], v, memory) for v in VARIANTS}
+        _add_group(cases, name, gt, sources)
+    tiers = ", ".join(f"{t} {len(p)}" for t, p in sorted(by_tier.items()))
+    return cases, f"shipped sample dataset prepared by codefu_data ({tiers} problems)"
 
 
 # (b) The reference reward, reproduced ------------------------------------------------------
@@ -243,10 +281,8 @@ def main(argv: list[str] | None = None) -> int:
     ):
         cases, source = real_cases(real, args.problems), f"real problems ({real})"
     else:
-        cases, source = (
-            synthetic_cases(args.problems or 10),
-            "synthetic problems (no CODEFU_REAL_DATA)",
-        )
+        cases, source = sample_cases(args.problems)
+        source += "; no CODEFU_REAL_DATA"
     if len(cases) < 64:
         print(f"note: only {len(cases)} responses (fewer problems were asked for or found)")
     cfg = RewardConfig()
