@@ -123,3 +123,19 @@ def test_binary_briefly_held_open_for_writing_is_not_an_internal_error(judge: Ju
     finally:
         releaser.join()
     assert report.verdict is Verdict.AC, report.to_dict()
+
+
+@needs_gpp
+def test_checker_params_reach_the_checker(judge: Judge) -> None:
+    # Prints 0.3334 for an expected 0.333333: off by 2e-4, beyond the default 1e-6.
+    source = '#include <cstdio>\nint main(){ std::printf("0.3334\\n"); }\n'
+    tests = [TestCase("", "0.333333\n")]
+    limits = Limits(time_seconds=1.0, memory_bytes=256 << 20)
+    strict = judge.judge(source, tests, limits, checker="codecontests")
+    loose = judge.judge(
+        source, tests, limits, checker="codecontests", checker_params={"tolerance": 1e-3}
+    )
+    floats = judge.judge(
+        source, tests, limits, checker="floats", checker_params={"precision": 1e-3}
+    )
+    assert (strict.verdict, loose.verdict, floats.verdict) == (Verdict.WA, Verdict.AC, Verdict.AC)

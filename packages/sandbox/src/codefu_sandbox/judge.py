@@ -5,9 +5,10 @@ from __future__ import annotations
 import functools
 import os
 import shutil
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 from codefu_sandbox.checkers import BUILTIN, CheckResult, get_checker
 from codefu_sandbox.checkers import testlib as testlib_checker
@@ -99,12 +100,20 @@ class Judge:
         limits: Limits,
         checker: str = "tokens",
         stop_on_first_failure: bool = False,
+        *,
+        checker_params: Mapping[str, Any] | None = None,
     ) -> JudgeReport:
-        """Judge one submission. Raises ValueError for no tests or an unknown checker."""
+        """Judge one submission. Raises ValueError for no tests or an unknown checker.
+
+        `checker_params` go to the checker's `check` (e.g. `tolerance` for `codecontests`,
+        `precision` for `floats`).
+        """
         tests = list(tests)
         if not tests:
             raise ValueError("no tests to judge against: pass at least one TestCase")
         check = self._checker(checker)
+        if checker_params:
+            check = functools.partial(check, **checker_params)
         try:
             compiled, binary = self.compiler.compile(source)
         except SandboxError as exc:
@@ -146,7 +155,12 @@ class Judge:
 
         def one(sub: Submission) -> JudgeReport:
             return self.judge(
-                sub.source, sub.tests, sub.limits, sub.checker, sub.stop_on_first_failure
+                sub.source,
+                sub.tests,
+                sub.limits,
+                sub.checker,
+                sub.stop_on_first_failure,
+                checker_params=sub.checker_params,
             )
 
         if workers == 1:

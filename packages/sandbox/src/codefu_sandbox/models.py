@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -39,6 +40,7 @@ class Submission:
     limits: Limits
     checker: str = "tokens"
     stop_on_first_failure: bool = False
+    checker_params: Mapping[str, Any] | None = None
 
 
 def parse_memory(text: str) -> int:
