@@ -28,7 +28,7 @@ import hashlib
 import json
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -62,6 +62,7 @@ class JudgeJob:
     stop_on_first_failure: bool
     deadline_seconds: float
     stop_on_timeout: bool = False
+    checker_params: dict[str, float] = field(default_factory=dict)
 
 
 @dataclass
@@ -106,6 +107,7 @@ class JudgeWorker:
         checker: str,
         stop_on_first_failure: bool,
         stop_on_timeout: bool = False,
+        checker_params: Mapping[str, float] | None = None,
     ) -> JudgeSummary:
         """Compile once (the judge caches binaries) and run the tests here, one at a time.
 
@@ -119,7 +121,12 @@ class JudgeWorker:
         limits = Limits(time_seconds=time_seconds, memory_bytes=memory_bytes)
         if stop_on_first_failure or not stop_on_timeout:
             report = self._judge.judge(
-                source, cases, limits, checker=checker, stop_on_first_failure=stop_on_first_failure
+                source,
+                cases,
+                limits,
+                checker=checker,
+                stop_on_first_failure=stop_on_first_failure,
+                checker_params=checker_params,
             )
             return summarize(report, node_id=self._node_id)
         verdicts: list[str] = []
@@ -127,7 +134,13 @@ class JudgeWorker:
         compile_seconds, cached = 0.0, False
         start, size = 0, 1
         while start < len(cases):
-            report = self._judge.judge(source, cases[start : start + size], limits, checker=checker)
+            report = self._judge.judge(
+                source,
+                cases[start : start + size],
+                limits,
+                checker=checker,
+                checker_params=checker_params,
+            )
             if start == 0:
                 compile_seconds, cached = float(report.compile.seconds), bool(report.compile.cached)
             if not report.tests:  # CE, or an internal error before any test ran
@@ -347,6 +360,7 @@ class JudgePool:
                 checker=job.checker,
                 stop_on_first_failure=job.stop_on_first_failure,
                 stop_on_timeout=job.stop_on_timeout,
+                checker_params=job.checker_params,
             )
             try:
                 summary = await asyncio.wait_for(_await_ref(ref), timeout=job.deadline_seconds)

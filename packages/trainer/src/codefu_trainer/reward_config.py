@@ -93,6 +93,8 @@ class RewardConfig:
     stop_on_timeout: bool = True
     # Output comparison (Contract 1 checker names); codecontests = DESIGN §5 token compare.
     checker: str = "codecontests"
+    # Absolute-or-relative tolerance for real-number answers (checkers codecontests, floats).
+    float_tolerance: float = 1e-6
     # Problem limits: scale the time limit; defaults where the dataset has none.
     time_limit_scale: float = 1.0
     default_time_limit_seconds: float = 2.0

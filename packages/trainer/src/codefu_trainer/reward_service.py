@@ -72,6 +72,13 @@ def problem_from_ground_truth(ground_truth: Any, config: RewardConfig) -> Proble
     return Problem(name, tuple(tests), seconds * config.time_limit_scale, memory)
 
 
+def checker_params(config: RewardConfig) -> dict[str, float]:
+    """The reward's float tolerance under the parameter name its checker takes."""
+    names = {"codecontests": "tolerance", "floats": "precision"}
+    name = names.get(config.checker)
+    return {name: float(config.float_tolerance)} if name else {}
+
+
 def deadline_seconds(problem: Problem, config: RewardConfig) -> float:
     """Compile allowance + per test (limit × wall factor + overhead) + slack, capped."""
     d = config.deadline
@@ -139,6 +146,7 @@ class RewardService:
                 time_seconds=problem.time_seconds,
                 memory_bytes=problem.memory_bytes,
                 checker=cfg.checker,
+                checker_params=checker_params(cfg),
                 stop_on_first_failure=cfg.mode is RewardMode.all_or_nothing,
                 deadline_seconds=deadline_seconds(problem, cfg),
                 stop_on_timeout=cfg.stop_on_timeout,

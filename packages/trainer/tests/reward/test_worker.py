@@ -68,3 +68,24 @@ def test_compile_error_and_early_stop(worker: JudgeWorker) -> None:
     assert (ce.verdict, ce.passed, ce.total, ce.test_verdicts) == ("CE", 0, 5, ())
     first_fail = _judge(worker, DIFF_PROGRAM, 5, stop_on_first_failure=True)
     assert first_fail.verdict == "WA" and first_fail.test_verdicts == ("AC", "WA")
+
+
+def test_the_rewards_float_tolerance_reaches_the_checker(worker: JudgeWorker) -> None:
+    from codefu_trainer.reward_service import checker_params
+
+    source = '#include <cstdio>\nint main(){ std::printf("0.3334\\n"); }\n'
+    verdicts = []
+    for tolerance in (1e-6, 1e-3):
+        cfg = RewardConfig(float_tolerance=tolerance)
+        summary = worker.judge(
+            source,
+            [("", "0.333333\n")],
+            time_seconds=1.0,
+            memory_bytes=256 << 20,
+            checker=cfg.checker,
+            stop_on_first_failure=False,
+            checker_params=checker_params(cfg),
+        )
+        verdicts.append(summary.verdict)
+    assert verdicts == ["WA", "AC"]
+    assert checker_params(RewardConfig(checker="tokens")) == {}
