@@ -78,6 +78,21 @@ def _pip_find_links() -> list[str]:
     return list(dict.fromkeys(links))
 
 
+def torch_requirement() -> str:
+    """`torch==X` on a CUDA machine, its `+cpu` build otherwise."""
+    return f"torch=={TORCH_VERSION}" + ("" if has_cuda() else "+cpu")
+
+
+def find_links_args() -> list[str]:
+    """`--find-links` for pip's configured wheel folders, where the CPU torch may lie.
+
+    Without CUDA only: those folders may hold `+cpu` wheels, which would win over CUDA ones.
+    """
+    if has_cuda():
+        return []
+    return [arg for link in _pip_find_links() for arg in ("--find-links", link)]
+
+
 def install_torch(session: nox.Session) -> None:
     """Install torch before anything that depends on it.
 
@@ -87,14 +102,11 @@ def install_torch(session: nox.Session) -> None:
     pulls gigabytes of CUDA wheels onto a CPU-only machine.
     """
     if has_cuda():
-        session.install(f"torch=={TORCH_VERSION}")
+        session.install(torch_requirement())
         return
-    args: list[str] = []
-    if session.venv_backend == "uv":
-        for link in _pip_find_links():
-            args += ["--find-links", link]
+    links = find_links_args() if session.venv_backend == "uv" else []
     try:
-        session.install(f"torch=={TORCH_VERSION}+cpu", *args)
+        session.install(torch_requirement(), *links)
     except nox.command.CommandFailed:
         session.error(
             f"Could not install the CPU build of torch {TORCH_VERSION}. On a CPU-only "
@@ -104,17 +116,11 @@ def install_torch(session: nox.Session) -> None:
         )
 
 
-def _torch_constraint(session: nox.Session) -> list[str]:
-    """Constrain later installs to the torch already installed."""
-    tmp = Path(session.create_tmp())
-    pin = f"torch=={TORCH_VERSION}" + ("" if has_cuda() else "+cpu")
-    constraints = tmp / "torch-constraint.txt"
-    constraints.write_text(pin + "\n")
-    args = ["-c", str(constraints)]
-    if session.venv_backend == "uv" and not has_cuda():
-        for link in _pip_find_links():
-            args += ["--find-links", link]
-    return args
+def torch_constraint(session: nox.Session) -> list[str]:
+    """`-c FILE` arguments that keep later installs on the torch build installed first."""
+    constraints = Path(session.create_tmp()) / "torch-constraint.txt"
+    constraints.write_text(torch_requirement() + "\n")
+    return ["-c", str(constraints)]
 
 
 def install_packages(session: nox.Session, *packages: str, extras: str = "") -> None:
@@ -127,7 +133,9 @@ def install_packages(session: nox.Session, *packages: str, extras: str = "") -> 
     constraint: list[str] = []
     if NEEDS_TORCH & set(packages) and not os.environ.get("CODEFU_FORCE_CUDA_TORCH"):
         install_torch(session)
-        constraint = _torch_constraint(session)
+        constraint = torch_constraint(session)
+        if session.venv_backend == "uv":
+            constraint += find_links_args()
     args: list[str] = []
     for dep in wanted:
         suffix = f"[{extras}]" if extras and dep in packages else ""
@@ -250,9 +258,8 @@ def build(session: nox.Session) -> None:
     shutil.rmtree(check, ignore_errors=True)
     session.run("uv", "venv", "--quiet", "--python", sys.executable, str(check), external=False)
     py = str(check / "bin" / "python")
-    torch_pin = f"torch=={TORCH_VERSION}" + ("" if has_cuda() else "+cpu")
-    links = [a for link in _pip_find_links() for a in ("--find-links", link)]
-    session.run("uv", "pip", "install", "--quiet", "--python", py, torch_pin, *links)
+    links = find_links_args()
+    session.run("uv", "pip", "install", "--quiet", "--python", py, torch_requirement(), *links)
     session.run(
         "uv",
         "pip",
@@ -261,8 +268,7 @@ def build(session: nox.Session) -> None:
         "--python",
         py,
         *wheels,
-        "-c",
-        _torch_pin_file(session, torch_pin),
+        *torch_constraint(session),
         *links,
     )
     session.run(
@@ -274,12 +280,6 @@ def build(session: nox.Session) -> None:
     for script in ("codefu-judge", "codefu-data", "codefu-reward", "codefu-launcher"):
         session.run(str(check / "bin" / script), "--help", silent=True, external=True)
     session.log(f"Built and install-checked: {', '.join(Path(w).name for w in wheels)}")
-
-
-def _torch_pin_file(session: nox.Session, pin: str) -> str:
-    path = Path(session.create_tmp()) / "torch-pin.txt"
-    path.write_text(pin + "\n")
-    return str(path)
 
 
 IMAGES = {"train": "docker/train.Dockerfile", "judge": "docker/judge.Dockerfile"}
