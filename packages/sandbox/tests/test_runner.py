@@ -139,3 +139,15 @@ def test_checker_params_reach_the_checker(judge: Judge) -> None:
         source, tests, limits, checker="floats", checker_params={"precision": 1e-3}
     )
     assert (strict.verdict, loose.verdict, floats.verdict) == (Verdict.WA, Verdict.AC, Verdict.AC)
+
+
+@needs_gpp
+def test_stop_on_ends_judging_at_the_named_verdict(judge: Judge) -> None:
+    # Echoes its input; the second test expects something else (WA), the rest are AC.
+    tests = [TestCase("a", "a"), TestCase("b", "x"), TestCase("c", "c"), TestCase("d", "d")]
+    limits = Limits(time_seconds=1.0, memory_bytes=256 << 20)
+    full = judge.judge(ECHO, tests, limits, stop_on=(Verdict.TLE,))
+    stopped = judge.judge(ECHO, tests, limits, stop_on=(Verdict.WA,))
+    assert [t.verdict for t in full.tests] == [Verdict.AC, Verdict.WA, Verdict.AC, Verdict.AC]
+    assert [t.verdict for t in stopped.tests] == [Verdict.AC, Verdict.WA]
+    assert (stopped.verdict, stopped.passed, stopped.total) == (Verdict.WA, 1, 4)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 import os
 import shutil
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -102,11 +102,13 @@ class Judge:
         stop_on_first_failure: bool = False,
         *,
         checker_params: Mapping[str, Any] | None = None,
+        stop_on: Collection[Verdict] = (),
     ) -> JudgeReport:
         """Judge one submission. Raises ValueError for no tests or an unknown checker.
 
         `checker_params` go to the checker's `check` (e.g. `tolerance` for `codecontests`,
-        `precision` for `floats`).
+        `precision` for `floats`). Judging stops after the first failing test with
+        `stop_on_first_failure`, or after the first test whose verdict is in `stop_on`.
         """
         tests = list(tests)
         if not tests:
@@ -143,7 +145,9 @@ class Judge:
                     uid=uid,
                 )
                 results.append(result)
-                if stop_on_first_failure and result.verdict is not Verdict.AC:
+                if result.verdict in stop_on or (
+                    stop_on_first_failure and result.verdict is not Verdict.AC
+                ):
                     break
         return aggregate(results, compiled, len(tests), self.isolation)
 
