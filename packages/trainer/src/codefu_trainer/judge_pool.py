@@ -111,70 +111,22 @@ class JudgeWorker:
     ) -> JudgeSummary:
         """Compile once (the judge caches binaries) and run the tests here, one at a time.
 
-        With ``stop_on_timeout`` the tests run in growing chunks (1, 2, 4, …) and judging
-        stops after the first chunk with a TLE: one timeout decides the reward, so the
-        rest would only burn CPU (a TLE program costs the time limit on every test).
+        With ``stop_on_timeout`` judging stops at the first TLE: one timeout decides the
+        reward, so the rest would only burn CPU (a TLE program costs the time limit on
+        every test).
         """
-        from codefu_sandbox import Limits, TestCase
+        from codefu_sandbox import Limits, TestCase, Verdict
 
-        cases = [TestCase(input=i, output=o) for i, o in tests]
-        limits = Limits(time_seconds=time_seconds, memory_bytes=memory_bytes)
-        if stop_on_first_failure or not stop_on_timeout:
-            report = self._judge.judge(
-                source,
-                cases,
-                limits,
-                checker=checker,
-                stop_on_first_failure=stop_on_first_failure,
-                checker_params=checker_params,
-            )
-            return summarize(report, node_id=self._node_id)
-        verdicts: list[str] = []
-        cpu = 0.0
-        compile_seconds, cached = 0.0, False
-        start, size = 0, 1
-        while start < len(cases):
-            report = self._judge.judge(
-                source,
-                cases[start : start + size],
-                limits,
-                checker=checker,
-                checker_params=checker_params,
-            )
-            if start == 0:
-                compile_seconds, cached = float(report.compile.seconds), bool(report.compile.cached)
-            if not report.tests:  # CE, or an internal error before any test ran
-                return JudgeSummary(
-                    str(report.verdict),
-                    (),
-                    0,
-                    len(cases),
-                    compile_seconds,
-                    cpu,
-                    cached,
-                    self._node_id,
-                )
-            verdicts.extend(str(t.verdict) for t in report.tests)
-            cpu += sum(float(t.cpu_seconds) for t in report.tests)
-            if "TLE" in verdicts:
-                break
-            start, size = start + size, size * 2
-        failures = [v for v in verdicts if v != "AC"]
-        verdict = min(failures, key=lambda v: _SEVERITY.get(v, len(_SEVERITY)), default="AC")
-        return JudgeSummary(
-            verdict,
-            tuple(verdicts),
-            verdicts.count("AC"),
-            len(cases),
-            compile_seconds,
-            cpu,
-            cached,
-            self._node_id,
+        report = self._judge.judge(
+            source,
+            [TestCase(input=i, output=o) for i, o in tests],
+            Limits(time_seconds=time_seconds, memory_bytes=memory_bytes),
+            checker=checker,
+            stop_on_first_failure=stop_on_first_failure,
+            checker_params=checker_params,
+            stop_on=(Verdict.TLE,) if stop_on_timeout else (),
         )
-
-
-# Most severe first (as the judge ranks them): the overall verdict of chunked judging.
-_SEVERITY = {v: i for i, v in enumerate(["IE", "CE", "SV", "TLE", "MLE", "OLE", "RE", "WA"])}
+        return summarize(report, node_id=self._node_id)
 
 
 def _alive_nodes() -> list[dict[str, Any]]:

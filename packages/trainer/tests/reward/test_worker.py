@@ -1,4 +1,4 @@
-"""The judge worker body in-process (no Ray): chunked judging that stops at the first TLE."""
+"""The judge worker body in-process (no Ray): judging that stops at the first TLE."""
 
 from __future__ import annotations
 
@@ -45,7 +45,7 @@ def _judge(worker: JudgeWorker, source: str, n: int, **kw: bool) -> object:
     )
 
 
-def test_chunked_judging_counts_every_test_without_timeouts(worker: JudgeWorker) -> None:
+def test_judging_counts_every_test_without_timeouts(worker: JudgeWorker) -> None:
     ok = _judge(worker, SUM_PROGRAM, 12)
     wrong = _judge(worker, DIFF_PROGRAM, 12)
     assert (ok.verdict, ok.passed, ok.total, len(ok.test_verdicts)) == ("AC", 12, 12, 12)
@@ -53,11 +53,11 @@ def test_chunked_judging_counts_every_test_without_timeouts(worker: JudgeWorker)
     assert score_report(wrong, RewardConfig()).score == pytest.approx(1 / 12)
 
 
-def test_chunked_judging_stops_after_the_chunk_with_the_first_tle(worker: JudgeWorker) -> None:
+def test_judging_stops_at_the_first_tle(worker: JudgeWorker) -> None:
     s = _judge(worker, LATE_TLE, 12)
-    # Chunks 1, 2, 4: the 4th test times out in the third chunk; tests 8-12 never run.
+    # The 4th test times out; tests 5-12 never run.
     assert s.verdict == "TLE" and s.total == 12
-    assert s.test_verdicts == ("AC", "AC", "AC", "TLE", "AC", "AC", "AC")
+    assert s.test_verdicts == ("AC", "AC", "AC", "TLE")
     assert score_report(s, RewardConfig()).score == 0.0
     full = _judge(worker, LATE_TLE, 12, stop_on_timeout=False)
     assert len(full.test_verdicts) == 12 and full.verdict == "TLE"
