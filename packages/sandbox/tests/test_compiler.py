@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+import struct
 import subprocess
 import sys
 import textwrap
@@ -21,6 +22,7 @@ from codefu_sandbox import (
     default_cache_dir,
     usable_cpus,
 )
+from codefu_sandbox.compiler import LINK_CHOICES
 
 pytestmark = pytest.mark.skipif(shutil.which("g++") is None, reason="g++ is not installed")
 ADD = "#include <bits/stdc++.h>\nint main(){long a,b;std::cin>>a>>b;std::cout<<a+b<<'\\n';}\n"
@@ -78,6 +80,45 @@ def test_different_standard_is_a_different_cache_entry(tmp_path: Path, judge: Ju
         LIMITS,
     )
     assert report.verdict is Verdict.AC
+
+
+def _is_dynamic(binary: Path) -> bool:
+    """Whether a 64-bit ELF file asks for a program interpreter (PT_INTERP)."""
+    data = binary.read_bytes()
+    phoff = struct.unpack_from("<Q", data, 0x20)[0]
+    phentsize, phnum = struct.unpack_from("<HH", data, 0x36)
+    types = [struct.unpack_from("<I", data, phoff + i * phentsize)[0] for i in range(phnum)]
+    return 3 in types
+
+
+def test_binaries_link_with_the_probed_flags(judge: Judge) -> None:
+    flags = judge.compiler.link_flags
+    assert flags in LINK_CHOICES
+    probed = list((judge.cache_dir / "link").glob("*.txt"))
+    assert [p.read_text().split() for p in probed] == [list(flags)]
+    source = ADD + "// link test\n"
+    assert judge.judge(source, TESTS, LIMITS).verdict is Verdict.AC
+    binary = judge.compiler.binary_path(judge.compiler.key(source))
+    assert _is_dynamic(binary) == ("-static" not in flags)
+
+
+def test_a_recorded_link_choice_is_reused_and_explicit_flags_win(
+    tmp_path: Path, judge: Judge
+) -> None:
+    if "-static" not in judge.compiler.link_flags:
+        pytest.skip("this toolchain cannot link statically")
+    # A cache whose probe found no static libraries: binaries there link dynamically.
+    record = tmp_path / "link" / next((judge.cache_dir / "link").glob("*.txt")).name
+    record.parent.mkdir()
+    record.write_text("\n")
+    recorded = Judge(tmp_path, compiler=CompilerConfig(use_pch=False))
+    explicit = Judge(tmp_path, compiler=CompilerConfig(use_pch=False, link_flags=("-static",)))
+    assert recorded.compiler.link_flags == () and explicit.compiler.link_flags == ("-static",)
+    source = ADD + "// recorded link test\n"
+    assert recorded.compiler.key(source) != explicit.compiler.key(source)
+    for one, dynamic in ((recorded, True), (explicit, False)):
+        assert one.judge(source, TESTS, LIMITS).verdict is Verdict.AC
+        assert _is_dynamic(one.compiler.binary_path(one.compiler.key(source))) is dynamic
 
 
 def test_no_tests_is_an_error(judge: Judge) -> None:

@@ -6,7 +6,12 @@ header, no network, wall/memory/file-size limits. So `#include "/etc/shadow"` or
 `.incbin "secret"` fail, `#include "/dev/random"` fails (not readable under Landlock;
 killed at the wall limit otherwise), and huge diagnostics are truncated.
 
+Binaries are linked statically where the toolchain can (as Codeforces does): a static
+binary starts in ~0.4 ms instead of ~1.1 ms, which judging pays on every test. gold links
+them about as fast as the default linker links a dynamic one.
+
 Cache layout under the cache directory (all writes atomic: temp file/dir + rename):
+  link/<key>.txt                the link flags chosen for a compiler version (probed once)
   pch/<key>/bits/stdc++.h.gch   one per (compiler version, flags); <key>.lock serialises builds
   bin/<k2>/<key>                binaries keyed by sha256(compiler version, flags, source)
   ce/<k2>/<key>.txt             diagnostics of deterministic compile errors
@@ -31,6 +36,14 @@ from codefu_sandbox.runner import RunLimits, Runner, SandboxError
 from codefu_sandbox.verdicts import CompileResult
 
 DEFAULT_FLAGS = ("-O2", "-DONLINE_JUDGE", "-pipe")
+# Link flags in order of preference; the first this toolchain links a C++ program with is
+# used (static needs libc.a and libstdc++.a; gold is missing from some binutils builds).
+LINK_CHOICES: tuple[tuple[str, ...], ...] = (
+    ("-static", "-fuse-ld=gold"),
+    ("-static",),
+    ("-fuse-ld=gold",),
+    (),
+)
 PCH_HEADER = "bits/stdc++.h"
 
 
@@ -51,6 +64,8 @@ class CompilerConfig:
     use_pch: bool = True
     cache_errors: bool = True
     extra: tuple[str, ...] = field(default=())
+    # None: the first of LINK_CHOICES that works with this compiler (probed once per cache).
+    link_flags: tuple[str, ...] | None = None
 
     def all_flags(self) -> list[str]:
         return [self.flags[0], f"-std={self.std}", *self.flags[1:], *self.extra]
@@ -95,7 +110,12 @@ class Compiler:
         self.runner = runner
         self.version = self._version()
         self.flags = self.config.all_flags()
-        self._flag_key = _digest(self.version.encode(), "\0".join(self.flags).encode())
+        self.link_flags = (
+            self.config.link_flags if self.config.link_flags is not None else self._probe_link()
+        )
+        self._flag_key = _digest(
+            self.version.encode(), "\0".join([*self.flags, *self.link_flags]).encode()
+        )
         self._pch: Path | None = None
         self._pch_checked = False
 
@@ -106,6 +126,32 @@ class Compiler:
         if done.returncode != 0:
             raise CompilerNotFoundError(f"{self.path} -v failed: {done.stderr[-500:]}")
         return f"{self.path}\n{done.stderr.strip()}"
+
+    def _probe_link(self) -> tuple[str, ...]:
+        """The first of LINK_CHOICES that links a C++ program here (cached per version)."""
+        record = self.cache_dir / "link" / f"{_digest(self.version.encode())[:24]}.txt"
+        with contextlib.suppress(OSError):
+            return tuple(record.read_text().split())
+        chosen: tuple[str, ...] = ()
+        with tempfile.TemporaryDirectory(dir=self.cache_dir) as work:
+            probe = Path(work) / "probe.cpp"
+            probe.write_text("#include <iostream>\nint main() { std::cout << 1 << std::endl; }\n")
+            for flags in LINK_CHOICES:
+                done = subprocess.run(
+                    [self.path, *self.flags, *flags, str(probe), "-o", str(Path(work) / "probe")],
+                    capture_output=True,
+                    check=False,
+                    timeout=120,
+                )
+                if done.returncode == 0:
+                    ran = subprocess.run(
+                        [str(Path(work) / "probe")], capture_output=True, check=False, timeout=30
+                    )
+                    if ran.returncode == 0 and ran.stdout == b"1\n":
+                        chosen = flags
+                        break
+        _atomic_write(record, (" ".join(chosen) + "\n").encode())
+        return chosen
 
     # ------------------------------------------------------------ precompiled header
     def pch_dir(self) -> Path | None:
@@ -234,7 +280,7 @@ class Compiler:
             args = [self.path, *self.flags]
             if pch is not None:
                 args += ["-I/proc/self/fd/3", "-Winvalid-pch"]
-            args += ["-fdiagnostics-color=never", "sol.cpp", "-o", "sol"]
+            args += [*self.link_flags, "-fdiagnostics-color=never", "sol.cpp", "-o", "sol"]
             limits = RunLimits(
                 cpu_seconds=None,
                 wall_seconds=cfg.wall_seconds,
