@@ -151,3 +151,30 @@ def test_stop_on_ends_judging_at_the_named_verdict(judge: Judge) -> None:
     assert [t.verdict for t in full.tests] == [Verdict.AC, Verdict.WA, Verdict.AC, Verdict.AC]
     assert [t.verdict for t in stopped.tests] == [Verdict.AC, Verdict.WA]
     assert (stopped.verdict, stopped.passed, stopped.total) == (Verdict.WA, 1, 4)
+
+
+# Touches 400 MB on input "big" (over a 256 MB limit), else echoes its input.
+HOG_ON_BIG = (
+    "#include <bits/stdc++.h>\n"
+    "int main(){ std::string s; std::cin >> s;\n"
+    '  if (s == "big") { std::vector<char> v(400u << 20);\n'
+    "    for (size_t i = 0; i < v.size(); i += 4096) v[i] = 1; std::cout << int(v[8192]); }\n"
+    "  std::cout << s << '\\n'; }\n"
+)
+
+
+@needs_gpp
+def test_a_memory_limit_hit_counts_for_its_own_test_only(judge: Judge) -> None:
+    # All tests of a submission share one memory cgroup (where cgroups are used): a cap hit
+    # must make that test MLE, not the ones after it.
+    tests = [TestCase(s, s) for s in ("a", "big", "b", "c", "big", "d")]
+    report = judge.judge(HOG_ON_BIG, tests, Limits(1.0, 256 << 20))
+    assert [t.verdict for t in report.tests] == [
+        Verdict.AC,
+        Verdict.MLE,
+        Verdict.AC,
+        Verdict.AC,
+        Verdict.MLE,
+        Verdict.AC,
+    ]
+    assert report.verdict is Verdict.MLE and report.passed == 4

@@ -14,7 +14,7 @@ from codefu_sandbox.checkers import BUILTIN, CheckResult, get_checker
 from codefu_sandbox.checkers import testlib as testlib_checker
 from codefu_sandbox.compiler import Compiler, CompilerConfig, static_memory_bytes
 from codefu_sandbox.models import Limits, Submission, TestCase
-from codefu_sandbox.runner import RunLimits, Runner, SandboxError
+from codefu_sandbox.runner import MemoryGroup, RunLimits, Runner, SandboxError
 from codefu_sandbox.verdicts import (
     CompileResult,
     JudgeReport,
@@ -133,7 +133,11 @@ class Judge:
             mle = TestResult(Verdict.MLE, 0.0, 0.0, static, None, None, message)
             return aggregate([mle], compiled, len(tests), self.isolation)
         results: list[TestResult] = []
-        with self.runner.workspace() as private, self.runner.uids.take() as uid:
+        with (
+            self.runner.workspace() as private,
+            self.runner.uids.take() as uid,
+            self.runner.memory_group(memory_cap(limits.memory_bytes)) as group,
+        ):
             for index, test in enumerate(tests):
                 result = self._run_test(
                     binary=binary,
@@ -143,6 +147,7 @@ class Judge:
                     private=private,
                     index=index,
                     uid=uid,
+                    group=group,
                 )
                 results.append(result)
                 if result.verdict in stop_on or (
@@ -197,6 +202,7 @@ class Judge:
         private: Path,
         index: int,
         uid: int,
+        group: MemoryGroup | None,
     ) -> TestResult:
         stdin = private / f"in-{index}"
         stdout = private / f"out-{index}"
@@ -222,6 +228,7 @@ class Judge:
                 stderr=stderr,
                 uid=uid,
                 writable_cwd=self.allow_file_writes,
+                group=group,
             )
             output = _read(stdout, self.output_limit)
             err = _read(stderr, STDERR_HEAD).decode(errors="replace")

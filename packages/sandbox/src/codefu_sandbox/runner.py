@@ -113,14 +113,24 @@ CGROUP_V2_ROOT = Path("/sys/fs/cgroup")
 CGROUP_PARENT = "codefu"
 
 
-class MemoryCgroups:
-    """Per-run memory cgroups (v1 memory controller or v2), when root can create them.
+@dataclass
+class MemoryGroup:
+    """One memory cgroup and its OOM-kill count after the last run in it."""
 
-    Every run gets a fresh child cgroup `<parent>/codefu/<pid>-<n>` (unique across
-    threads and processes; mkdir + rmdir cost ~0.1 ms), whose limit is the memory cap;
-    the launcher's child joins it before dropping privileges. After the run its OOM-kill
-    count says whether the cap was hit, and the cgroup is removed. Cgroups left behind by
-    a crashed judge (their pid is gone) are removed when the next one starts.
+    path: Path
+    limit: int
+    oom_kills: int = 0
+
+
+class MemoryCgroups:
+    """Memory cgroups (v1 memory controller or v2) for runs, when root can create them.
+
+    A group is a child cgroup `<parent>/codefu/<pid>-<n>` (unique across threads and
+    processes) whose limit is the memory cap; the launcher's child joins it before
+    dropping privileges. A run's growth of the group's OOM-kill count says whether it hit
+    the cap. A judged submission reuses one group for all its tests, one run at a time
+    (creating and removing a group costs ~0.25 ms of Python per run). Cgroups left behind
+    by a crashed judge (their pid is gone) are removed when the next one starts.
     """
 
     def __init__(self, parent: Path, version: str) -> None:
@@ -150,7 +160,7 @@ class MemoryCgroups:
                 groups = cls(parent, version)
                 groups.remove_stale()
                 with groups.create(64 << 20) as probe:
-                    groups.cap_hit(probe)
+                    groups.oom_kills(probe.path)
             except OSError:
                 continue
             return groups
@@ -171,7 +181,7 @@ class MemoryCgroups:
                 pass
 
     @contextlib.contextmanager
-    def create(self, limit: int) -> Iterator[Path]:
+    def create(self, limit: int) -> Iterator[MemoryGroup]:
         """A fresh cgroup limited to `limit` bytes (no swap), removed afterwards."""
         path = self.parent / f"{self._prefix}{next(self._counter)}"
         path.mkdir()
@@ -184,18 +194,18 @@ class MemoryCgroups:
                 (path / "memory.max").write_text(str(limit))
                 with contextlib.suppress(OSError):
                     (path / "memory.swap.max").write_text("0")
-            yield path
+            yield MemoryGroup(path, limit)
         finally:
             self._remove(path)
 
-    def cap_hit(self, path: Path) -> bool:
-        """Whether the kernel OOM-killed something in this cgroup (its limit was hit)."""
+    def oom_kills(self, path: Path) -> int:
+        """How many times the kernel OOM-killed a task in this cgroup (its limit was hit)."""
         name = "memory.oom_control" if self.version == "v1" else "memory.events"
         for line in (path / name).read_text().splitlines():
             key, _, value = line.partition(" ")
             if key == "oom_kill":
-                return int(value) > 0
-        return False
+                return int(value)
+        return 0
 
     @staticmethod
     def _remove(path: Path) -> None:
@@ -333,6 +343,7 @@ class Runner:
         env: dict[str, str] | None = None,
         uid: int | None = None,
         writable_cwd: bool = True,
+        group: MemoryGroup | None = None,
     ) -> RunOutcome:
         """Run argv (argv[0] an absolute path) and report how it ended.
 
@@ -341,7 +352,8 @@ class Runner:
         With `writable_cwd`, `cwd` becomes owned by the sandbox uid and writable; without,
         the program can read it but create nothing (no disk filling). stdin/stdout/stderr
         are opened by the launcher before it drops privileges, so they may sit in
-        directories the sandbox cannot read.
+        directories the sandbox cannot read. With `limits.cgroup_memory`, the run happens
+        in `group` (from `memory_group`) when its limit matches, else in a fresh cgroup.
         """
         kwargs: dict[str, Any] = {
             "cwd": cwd,
@@ -358,26 +370,56 @@ class Runner:
         }
         if self.cgroups is None or limits.cgroup_memory is None:
             return self._run(argv, limits=limits, cgroup=None, **kwargs)
+        if group is not None and group.limit == limits.cgroup_memory:
+            return self._run_in_group(argv, limits, group, kwargs)
         try:
-            group = self.cgroups.create(limits.cgroup_memory)
-            path = group.__enter__()
+            context = self.cgroups.create(limits.cgroup_memory)
+            fresh = context.__enter__()
         except OSError:  # e.g. the cgroup limit on this host: fall back to RLIMIT_AS
             return self._run(argv, limits=limits, cgroup=None, **kwargs)
         try:
-            outcome = self._run(
-                argv, limits=dataclasses.replace(limits, address_space=None), cgroup=path, **kwargs
-            )
-            if outcome.error is None:
-                try:
-                    hit = self.cgroups.cap_hit(path)
-                except (OSError, ValueError) as exc:
-                    return dataclasses.replace(
-                        outcome, error=f"cannot read the memory cgroup {path}: {exc}"
-                    )
-                outcome = dataclasses.replace(outcome, memory_cap_hit=hit)
-            return outcome
+            return self._run_in_group(argv, limits, fresh, kwargs)
         finally:
-            group.__exit__(None, None, None)
+            context.__exit__(None, None, None)
+
+    @contextlib.contextmanager
+    def memory_group(self, limit: int) -> Iterator[MemoryGroup | None]:
+        """A memory cgroup for a series of runs with this `cgroup_memory` limit, one at a
+        time (pass it to `run` as `group`); None where cgroups are not used."""
+        if self.cgroups is None:
+            yield None
+            return
+        try:
+            context = self.cgroups.create(limit)
+            group = context.__enter__()
+        except OSError:  # `run` then falls back to a group per run, or to RLIMIT_AS
+            yield None
+            return
+        try:
+            yield group
+        finally:
+            context.__exit__(None, None, None)
+
+    def _run_in_group(
+        self, argv: list[str], limits: RunLimits, group: MemoryGroup, kwargs: dict[str, Any]
+    ) -> RunOutcome:
+        assert self.cgroups is not None
+        outcome = self._run(
+            argv,
+            limits=dataclasses.replace(limits, address_space=None),
+            cgroup=group.path,
+            **kwargs,
+        )
+        if outcome.error is None:
+            try:
+                kills = self.cgroups.oom_kills(group.path)
+            except (OSError, ValueError) as exc:
+                return dataclasses.replace(
+                    outcome, error=f"cannot read the memory cgroup {group.path}: {exc}"
+                )
+            outcome = dataclasses.replace(outcome, memory_cap_hit=kills > group.oom_kills)
+            group.oom_kills = kills
+        return outcome
 
     def _run(
         self,
