@@ -3,8 +3,9 @@
 A batch of responses with known verdicts (correct, wrong, TLE, runtime error, MLE, compile
 error, no code; correct answers twice, as GRPO groups repeat) is scored by
 
-(a) ours: ``RewardService`` (judge pool, one worker per CPU, PCH + binary cache, limits
-    from the problem, token/float checker, stop at the first TLE), and
+(a) ours: ``RewardService`` (judge pool, one worker per CPU, PCH + binary cache, static
+    binaries, limits from the problem, token/float checker, stop at the first TLE,
+    identical responses to a problem judged once), and
 (b) a baseline in this file reproducing the reference reward: one Ray task per response,
     ``g++`` without a precompiled header, a pool of min(100, tests) concurrent test
     processes, a fixed 1.5 s timeout whatever the problem says, memory ignored, exact
@@ -310,7 +311,9 @@ def main(argv: list[str] | None = None) -> int:
     base = [not_run if c.variant in SKIP_IN_BASELINE else next(it) for c in cases]
     base_ok = [b["verdict"] == c.truth for b, c in zip(base, cases, strict=True)]
     common_ok = all(s.result.verdict == c.truth for s, c in zip(common_scored, common, strict=True))
-    cpu_work = sum(s.result.compile_seconds + s.result.run_seconds for s in scored)
+    # A response identical to another on the same problem shares its judging: count it once.
+    judged = {(c.problem, c.response): s.result for s, c in zip(scored, cases, strict=True)}
+    cpu_work = sum(r.compile_seconds + r.run_seconds for r in judged.values())
     bound = cpu_work / args.cpus
     ratio = base_wall / common_wall if common_wall > 0 else float("inf")
 

@@ -15,7 +15,9 @@ Layout:
   process, or its node) makes the job run again on another worker, up to
   ``max_retries`` times; then ``WORKER_LOST``. A judge internal error (``IE``, never the
   program's fault) is retried the same way. Waiting for a free worker is bounded
-  too (``acquire_timeout_seconds``). Nothing waits forever.
+  too (``acquire_timeout_seconds``). Nothing waits forever. A job identical to one in
+  flight (same code, tests and limits: GRPO groups often repeat a response word for word)
+  is not judged again; it gets that job's outcome.
 - ``JudgePoolActor`` runs one ``JudgePool`` as a named async Ray actor, so several
   reward processes (veRL's reward-loop workers) share one set of judge workers.
 """
@@ -51,7 +53,8 @@ _RESOURCE_SHARE = 0.001
 class JudgeJob:
     """One response to judge.
 
-    ``tests`` is a list of (input, output) pairs or a Ray ObjectRef to one.
+    ``tests`` is a list of (input, output) pairs or a Ray ObjectRef to one; ``tests_key``
+    a digest of them (empty: the job is never shared with an identical one).
     """
 
     source: str
@@ -63,6 +66,22 @@ class JudgeJob:
     deadline_seconds: float
     stop_on_timeout: bool = False
     checker_params: dict[str, float] = field(default_factory=dict)
+    tests_key: str = ""
+
+    def identity(self) -> tuple[Any, ...] | None:
+        """Equal for jobs that must get the same verdict; None without a ``tests_key``."""
+        if not self.tests_key:
+            return None
+        return (
+            self.source,
+            self.tests_key,
+            self.time_seconds,
+            self.memory_bytes,
+            self.checker,
+            self.stop_on_first_failure,
+            self.stop_on_timeout,
+            tuple(sorted(self.checker_params.items())),
+        )
 
 
 @dataclass
@@ -176,8 +195,10 @@ class JudgePool:
         self._replenishing: asyncio.Task[None] | None = None
         self._counter = 0
         self._remote_worker = ray.remote(JudgeWorker)
+        self._in_flight: dict[tuple[Any, ...], asyncio.Future[JobOutcome]] = {}
         self.stats: dict[str, int] = {
             "jobs": 0,
+            "shared": 0,
             "completed": 0,
             "retries": 0,
             "deadlines": 0,
@@ -293,7 +314,22 @@ class JudgePool:
     # Jobs ------------------------------------------------------------------------------
 
     async def run(self, job: JudgeJob) -> JobOutcome:
-        """Judge one job on some worker; always returns (bounded by deadline and retries)."""
+        """Judge one job on some worker, or share the outcome of an identical job in
+        flight; always returns (bounded by deadline and retries)."""
+        identity = job.identity()
+        if identity is None:
+            return await self._run(job)
+        running = self._in_flight.get(identity)
+        if running is None:
+            running = asyncio.ensure_future(self._run(job))
+            self._in_flight[identity] = running
+            running.add_done_callback(lambda _: self._in_flight.pop(identity, None))
+        else:
+            self.stats["shared"] += 1
+        # Shielded: a caller that gives up does not cancel the run others wait for.
+        return await asyncio.shield(running)
+
+    async def _run(self, job: JudgeJob) -> JobOutcome:
         await self.start()
         self.stats["jobs"] += 1
         attempts = 0

@@ -11,6 +11,7 @@ Every result dict has the keys ``reward_rules.RESULT_KEYS``.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import logging
 from collections.abc import Mapping, Sequence
@@ -72,6 +73,17 @@ def problem_from_ground_truth(ground_truth: Any, config: RewardConfig) -> Proble
     return Problem(name, tuple(tests), seconds * config.time_limit_scale, memory)
 
 
+def tests_digest(tests: Sequence[tuple[str, str]]) -> str:
+    """A digest of a problem's tests: jobs on equal tests may share one judging."""
+    h = hashlib.blake2b(digest_size=16)
+    for test in tests:
+        for text in test:
+            data = text.encode("utf-8", "surrogateescape")
+            h.update(len(data).to_bytes(8, "little"))
+            h.update(data)
+    return h.hexdigest()
+
+
 def checker_params(config: RewardConfig) -> dict[str, float]:
     """The reward's float tolerance under the parameter name its checker takes."""
     names = {"codecontests": "tolerance", "floats": "precision"}
@@ -120,7 +132,7 @@ class RewardService:
         cfg = self.config
         done: list[ScoredResponse | None] = [None] * len(responses)
         jobs: list[tuple[int, JudgeJob]] = []
-        refs: dict[tuple[str, int, int], Any] = {}
+        refs: dict[tuple[str, int, int], tuple[Any, str]] = {}
         sizes: dict[int, int] = {}
         for i, (text, gt) in enumerate(zip(responses, ground_truths, strict=True)):
             code = extract_code(text)
@@ -139,10 +151,12 @@ class RewardService:
             key = (problem.name, len(problem.tests), sum(len(a) + len(b) for a, b in problem.tests))
             if key not in refs:
                 # One copy of a problem's tests in the object store, shared by its GRPO group.
-                refs[key] = ray.put(list(problem.tests))
+                refs[key] = (ray.put(list(problem.tests)), tests_digest(problem.tests))
+            tests_ref, tests_key = refs[key]
             job = JudgeJob(
                 source=code,
-                tests=refs[key],
+                tests=tests_ref,
+                tests_key=tests_key,
                 time_seconds=problem.time_seconds,
                 memory_bytes=problem.memory_bytes,
                 checker=cfg.checker,
@@ -256,7 +270,8 @@ class RewardService:
         return dict(self._ask("workers", self._backstop([])))
 
     def stats(self) -> dict[str, int]:
-        """Pool counters: jobs, completed, retries, deadlines, workers_lost, internal_errors."""
+        """Pool counters: jobs, shared (identical to a job in flight, not judged again),
+        completed, retries, deadlines, workers_lost, internal_errors."""
         return dict(self._ask("stats", 60))
 
     def close(self) -> None:

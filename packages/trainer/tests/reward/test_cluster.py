@@ -106,6 +106,25 @@ def test_judging_happens_only_on_judge_nodes(
     assert {a.node_id for a in pools} == {cluster["head_id"]}
 
 
+def test_identical_responses_in_flight_are_judged_once(service: RewardService) -> None:
+    gt = sum_ground_truth(name="shared", n_private=4)
+    other = sum_ground_truth(name="shared-other", n_private=5)
+    responses = [
+        respond(SUM_PROGRAM),
+        respond(SUM_PROGRAM, tag="c++"),  # the same code in another fence
+        respond(SUM_PROGRAM),
+        respond(DIFF_PROGRAM),
+        respond(SUM_PROGRAM),  # the same code on other tests: judged on its own
+    ]
+    before = service.stats()
+    scored = service.score_detailed(responses, [gt, gt, gt, gt, other])
+    after = service.stats()
+    got = [(s.result.verdict, s.result.passed, s.result.total) for s in scored]
+    assert got == [("AC", 4, 4)] * 3 + [("WA", 1, 4), ("AC", 5, 5)]
+    assert after["jobs"] - before["jobs"] == 3
+    assert after["shared"] - before["shared"] == 2
+
+
 def test_a_program_that_never_ends_is_cut_at_its_deadline(
     cluster: dict[str, Any], service: RewardService
 ) -> None:
@@ -134,7 +153,10 @@ def test_killing_a_judge_node_mid_batch_still_completes_correctly(
     gt = sum_ground_truth(name="slow-sum", n_private=3, seconds=2.0)
     # ~0.75 s of CPU per slow response: the batch lasts several seconds after the kill.
     n = 16
-    responses = [respond(SLOW_SUM_PROGRAM if i % 4 else DIFF_PROGRAM) for i in range(n)]
+    # Distinct sources (identical ones in flight would be judged once).
+    responses = [
+        respond(f"{SLOW_SUM_PROGRAM if i % 4 else DIFF_PROGRAM}// response {i}\n") for i in range(n)
+    ]
     box: dict[str, list[ScoredResponse]] = {}
     before = svc.stats()
     # The worker killed at its deadline (previous test) is replaced: one per judge CPU again.
