@@ -178,3 +178,22 @@ def test_a_memory_limit_hit_counts_for_its_own_test_only(judge: Judge) -> None:
         Verdict.AC,
     ]
     assert report.verdict is Verdict.MLE and report.passed == 4
+
+
+@needs_gpp
+def test_output_page_cache_near_the_memory_limit_is_not_mle(judge: Judge) -> None:
+    # 56 MB touched under a 64 MiB limit plus 48 MB of output: where a memory cgroup is
+    # used, its limit (64 + 32 MiB) is passed by the output's page cache, which the kernel
+    # reclaims instead of killing the program.
+    source = (
+        "#include <bits/stdc++.h>\n"
+        "int main(){ std::vector<char> v(56u << 20);\n"
+        "  for (size_t i = 0; i < v.size(); i += 4096) v[i] = 1;\n"
+        "  std::string line(1023, 'x'); line += '\\n';\n"
+        "  for (int i = 0; i < 48 * 1024; ++i) fputs(line.c_str(), stdout);\n"
+        '  printf("%d\\n", v[4096]); }\n'
+    )
+    expected = ("x" * 1023 + "\n") * (48 * 1024) + "1\n"
+    report = judge.judge(source, [TestCase("", expected)], Limits(2.0, 64 << 20))
+    assert report.verdict is Verdict.AC, report.tests[0].message
+    assert report.tests[0].peak_memory_bytes < 64 << 20

@@ -50,6 +50,15 @@ def memory_cap(memory_bytes: int) -> int:
     return memory_bytes + max(memory_bytes // 2, 64 << 20)
 
 
+def cgroup_cap(memory_bytes: int) -> int:
+    """The memory cgroup's limit for a memory limit. A cgroup counts touched pages (and
+    the page cache of the output, which it reclaims before an OOM kill), not reservations,
+    so a small margin suffices: past the limit the run is MLE by its peak RSS anyway, and
+    a program that keeps allocating is stopped sooner (each MLE test costs CPU in
+    proportion to the memory it touches)."""
+    return memory_bytes + max(memory_bytes // 8, 32 << 20)
+
+
 def wall_backstop(time_seconds: float) -> float:
     """Wall-clock limit for sleeping or blocked programs: 3x the CPU limit plus 0.5 s.
 
@@ -136,7 +145,7 @@ class Judge:
         with (
             self.runner.workspace() as private,
             self.runner.uids.take() as uid,
-            self.runner.memory_group(memory_cap(limits.memory_bytes)) as group,
+            self.runner.memory_group(cgroup_cap(limits.memory_bytes)) as group,
         ):
             for index, test in enumerate(tests):
                 result = self._run_test(
@@ -215,7 +224,7 @@ class Judge:
             wall_seconds=wall_backstop(limits.time_seconds),
             hard_wall_seconds=hard_wall(limits.time_seconds),
             address_space=memory_cap(limits.memory_bytes),
-            cgroup_memory=memory_cap(limits.memory_bytes),
+            cgroup_memory=cgroup_cap(limits.memory_bytes),
             file_size=self.output_limit,
         )
         try:
