@@ -410,16 +410,16 @@ class Runner:
             cgroup=group.path,
             **kwargs,
         )
-        if outcome.error is None:
-            try:
-                kills = self.cgroups.oom_kills(group.path)
-            except (OSError, ValueError) as exc:
-                return dataclasses.replace(
-                    outcome, error=f"cannot read the memory cgroup {group.path}: {exc}"
-                )
-            outcome = dataclasses.replace(outcome, memory_cap_hit=kills > group.oom_kills)
-            group.oom_kills = kills
-        return outcome
+        try:
+            kills = self.cgroups.oom_kills(group.path)
+        except (OSError, ValueError) as exc:
+            error = outcome.error or f"cannot read the memory cgroup {group.path}: {exc}"
+            return dataclasses.replace(outcome, error=error)
+        hit = kills > group.oom_kills
+        group.oom_kills = kills  # the next run's baseline, whatever this run's outcome
+        if outcome.error is not None:
+            return outcome
+        return dataclasses.replace(outcome, memory_cap_hit=hit)
 
     def _run(
         self,
