@@ -372,15 +372,10 @@ class Runner:
             return self._run(argv, limits=limits, cgroup=None, **kwargs)
         if group is not None and group.limit == limits.cgroup_memory:
             return self._run_in_group(argv, limits, group, kwargs)
-        try:
-            context = self.cgroups.create(limits.cgroup_memory)
-            fresh = context.__enter__()
-        except OSError:  # e.g. the cgroup limit on this host: fall back to RLIMIT_AS
-            return self._run(argv, limits=limits, cgroup=None, **kwargs)
-        try:
+        with self.memory_group(limits.cgroup_memory) as fresh:
+            if fresh is None:  # e.g. the cgroup limit on this host: fall back to RLIMIT_AS
+                return self._run(argv, limits=limits, cgroup=None, **kwargs)
             return self._run_in_group(argv, limits, fresh, kwargs)
-        finally:
-            context.__exit__(None, None, None)
 
     @contextlib.contextmanager
     def memory_group(self, limit: int) -> Iterator[MemoryGroup | None]:
@@ -392,7 +387,7 @@ class Runner:
         try:
             context = self.cgroups.create(limit)
             group = context.__enter__()
-        except OSError:  # `run` then falls back to a group per run, or to RLIMIT_AS
+        except OSError:  # `run` then tries a group per run, else uses RLIMIT_AS
             yield None
             return
         try:
