@@ -57,35 +57,9 @@ LANG_CPP = 2  # CodeContests language enum: 0 unknown, 1 Python 2, 2 C++, 3 Pyth
 FLOAT_TOKEN = re.compile(r"^[+-]?(\d+\.\d*|\.\d+|\d+(\.\d*)?[eE][+-]?\d+)$")
 ROW_GROUP_SIZE = 8  # several row groups per shard, so readers that stream them are exercised
 
-_TESTS = pa.struct([("input", pa.list_(pa.string())), ("output", pa.list_(pa.string()))])
-_SOLUTIONS = pa.struct([("language", pa.list_(pa.int64())), ("solution", pa.list_(pa.string()))])
-# Arrow types follow the Hugging Face features of deepmind/code_contests: ClassLabel columns
-# (source, difficulty, language) are int64, cf_rating int32, cf_points float32,
-# time_limit a nullable struct of two int64.
-SCHEMA = pa.schema(
-    [
-        ("name", pa.string()),
-        ("description", pa.string()),
-        ("public_tests", _TESTS),
-        ("private_tests", _TESTS),
-        ("generated_tests", _TESTS),
-        ("source", pa.int64()),
-        ("difficulty", pa.int64()),
-        ("solutions", _SOLUTIONS),
-        ("incorrect_solutions", _SOLUTIONS),
-        ("cf_contest_id", pa.int64()),
-        ("cf_index", pa.string()),
-        ("cf_points", pa.float32()),
-        ("cf_rating", pa.int32()),
-        ("cf_tags", pa.list_(pa.string())),
-        ("is_description_translated", pa.bool_()),
-        ("untranslated_description", pa.string()),
-        ("time_limit", pa.struct([("seconds", pa.int64()), ("nanos", pa.int64())])),
-        ("memory_limit_bytes", pa.int64()),
-        ("input_file", pa.string()),
-        ("output_file", pa.string()),
-    ]
-)
+# The column schema of deepmind/code_contests, from the package that reads it.
+sys.path.insert(0, str(HERE.parent / "src"))
+from codefu_data.schema import RAW_SCHEMA as SCHEMA  # noqa: E402
 
 
 class BuildError(Exception):
@@ -175,7 +149,8 @@ def run_exe(exe: Path, data: str, kill_after: float) -> RunResult:
 
 
 def _tokens_equal(expected: str, got: str) -> bool:
-    """CodeContests comparison (DESIGN §5): decimal tokens within 1e-6 abs/rel, others exact."""
+    """CodeContests comparison (the reward's default checker): decimal tokens within 1e-6
+    abs/rel, others exact."""
     a, b = expected.split(), got.split()
     if len(a) != len(b):
         return False

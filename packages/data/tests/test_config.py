@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from codefu_data.cli import compose_config
+from codefu_data.cli import load_data_config
 from codefu_data.config import DataConfig, builtin_config_dir
 from codefu_data.reader import DataError
 
@@ -30,7 +30,7 @@ def test_builtin_defaults_are_the_repository_conf() -> None:
 def test_defaults_match_the_schema(config_dir: str | None) -> None:
     if config_dir and not Path(config_dir).is_dir():
         pytest.skip("repository conf/ not present")
-    cfg = compose_config(config_dir, [])
+    cfg = load_data_config(config_dir, [])
     assert cfg == DataConfig()
     assert cfg.source == "sample" and cfg.out_dir == "data/processed" and cfg.tier == "easy"
     assert {k: (r.min_rating, r.max_rating) for k, r in cfg.tiers.items()} == {
@@ -41,16 +41,16 @@ def test_defaults_match_the_schema(config_dir: str | None) -> None:
 
 
 def test_tier_options_and_overrides() -> None:
-    assert compose_config(None, ["data=hard"]).tier == "hard"
-    assert compose_config(None, ["data=expert"]).tier == "expert"
-    cfg = compose_config(
+    assert load_data_config(None, ["data=hard"]).tier == "hard"
+    assert load_data_config(None, ["data=expert"]).tier == "expert"
+    cfg = load_data_config(
         None,
         ["data.tiers.hard.max_rating=2400", "data.tiers.expert.min_rating=2500", "validate=true"],
     )
     assert cfg.tiers["hard"].max_rating == 2400 and cfg.validate is True
-    assert compose_config(None, ["source=/x"]).source == "/x"
+    assert load_data_config(None, ["source=/x"]).source == "/x"
     assert (
-        compose_config(None, ["data.prompt.persona_probability=0"]).prompt.persona_probability
+        load_data_config(None, ["data.prompt.persona_probability=0"]).prompt.persona_probability
         == 0.0
     )
 
@@ -66,7 +66,7 @@ def test_tier_options_and_overrides() -> None:
 )
 def test_bad_override_names_the_key_and_lists_valid_ones(override: str, named: str) -> None:
     with pytest.raises(DataError) as info:
-        compose_config(None, [override])
+        load_data_config(None, [override])
     message = str(info.value)
     assert named in message
     assert "data.source" in message and "data.tiers.<tier>.min_rating" in message
@@ -75,9 +75,9 @@ def test_bad_override_names_the_key_and_lists_valid_ones(override: str, named: s
 
 def test_semantic_errors_are_reported() -> None:
     with pytest.raises(DataError, match="overlaps"):
-        compose_config(None, ["data.tiers.easy.max_rating=1200"])
+        load_data_config(None, ["data.tiers.easy.max_rating=1200"])
     with pytest.raises(DataError, match="not a defined tier"):
-        compose_config(None, ["data.tier=medium"])
+        load_data_config(None, ["data.tier=medium"])
 
 
 def test_a_new_tier_can_be_defined_in_conf_data(tmp_path: Path) -> None:
@@ -91,5 +91,5 @@ def test_a_new_tier_can_be_defined_in_conf_data(tmp_path: Path) -> None:
             "  mid: {min_rating: 1050, max_rating: 1050}",
         )
     )
-    cfg = compose_config(str(conf), ["data.tier=mid"])
+    cfg = load_data_config(str(conf), ["data.tier=mid"])
     assert cfg.tier == "mid" and cfg.tiers["mid"].min_rating == 1050

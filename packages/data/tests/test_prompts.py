@@ -4,10 +4,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from codefu_data.config import DEFAULT_INSTRUCTIONS, PromptConfig
+from codefu_data.config import DEFAULT_INSTRUCTIONS, PromptConfig, check_template
 from codefu_data.prompts import (
     build_messages,
-    check_template,
     choose_instruction,
     format_memory_limit,
     format_time_limit,

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from codefu_data.compose import ConfigError, compose_config
 from codefu_data.config import (
     DataConfig,
     PromptConfig,
@@ -60,12 +61,9 @@ def _with_prefix(override: str) -> str:
     return override
 
 
-def compose_config(config_dir: str | None, overrides: Sequence[str]) -> DataConfig:
+def load_data_config(config_dir: str | None, overrides: Sequence[str]) -> DataConfig:
     """Compose conf/prepare.yaml (or the built-in copy) with overrides into a DataConfig."""
-    from hydra import compose, initialize_config_dir
-    from hydra.errors import HydraException
     from omegaconf import OmegaConf
-    from omegaconf.errors import OmegaConfBaseException
 
     register_configs()
     directory = Path(config_dir).resolve() if config_dir else builtin_config_dir()
@@ -73,17 +71,12 @@ def compose_config(config_dir: str | None, overrides: Sequence[str]) -> DataConf
         raise DataError(
             f"{directory}: no prepare.yaml; pass the repository's conf/ directory as --config-dir."
         )
-    fixed = [_with_prefix(o) for o in overrides]
     try:
-        with initialize_config_dir(
-            config_dir=str(directory), version_base="1.3", job_name="codefu_data"
-        ):
-            cfg = compose(config_name="prepare", overrides=fixed)
-    except (HydraException, OmegaConfBaseException) as exc:
+        cfg = compose_config(directory, "prepare", [_with_prefix(o) for o in overrides])
+    except ConfigError as exc:
         options = sorted(p.stem for p in (directory / "data").glob("*.yaml"))
-        detail = str(exc) + (f" ({exc.__cause__})" if exc.__cause__ else "")
         raise DataError(
-            f"invalid override(s) {' '.join(overrides)}: {detail}\n"
+            f"invalid override(s) {' '.join(overrides)}: {exc}\n"
             f"Valid keys: {', '.join(valid_keys())}\n"
             f"Options for data=: {', '.join(options)}"
         ) from exc
@@ -167,7 +160,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.out:
         overrides.append(f"data.out_dir={args.out}")
     try:
-        cfg = compose_config(args.config_dir, overrides)
+        cfg = load_data_config(args.config_dir, overrides)
         result = prepare(
             cfg, progress=not args.no_progress, log=lambda m: print(m, file=sys.stderr)
         )

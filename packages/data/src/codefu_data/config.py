@@ -1,4 +1,4 @@
-"""Typed configuration of `codefu-data prepare` (Hydra structured config, Contract 3).
+"""Typed configuration of `codefu-data prepare` (Hydra structured config).
 
 `register_configs()` stores `DataConfig` in Hydra's ConfigStore as ``data/schema``; every
 option file in ``conf/data/`` lists ``schema`` first in its defaults, so a misspelled key or
@@ -8,6 +8,8 @@ same ``conf/data`` group and reads ``data.tier`` / ``data.out_dir``.
 
 from __future__ import annotations
 
+import itertools
+import string
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -179,8 +181,36 @@ def check_config(cfg: DataConfig) -> None:
         raise ValueError("data.prompt.persona_probability must be within [0, 1].")
     if not cfg.prompt.instructions:
         raise ValueError("data.prompt.instructions is empty: give at least one instruction.")
-    from codefu_data.prompts import check_template
-    from codefu_data.tiers import check_tiers
-
     check_tiers(cfg.tiers)
     check_template(cfg.prompt.template)
+
+
+def check_tiers(tiers: dict[str, TierRange]) -> None:
+    """Raise ValueError when two tiers overlap (a problem must have exactly one tier)."""
+    ordered = sorted(tiers.items(), key=lambda kv: (kv[1].min_rating, kv[1].max_rating))
+    for (a, ra), (b, rb) in itertools.pairwise(ordered):
+        if rb.min_rating <= ra.max_rating:
+            raise ValueError(
+                f"data.tiers.{a} [{ra.min_rating}, {ra.max_rating}] overlaps data.tiers.{b} "
+                f"[{rb.min_rating}, {rb.max_rating}]; make the ranges disjoint."
+            )
+
+
+TEMPLATE_FIELDS = frozenset({"instruction", "description", "time_limit", "memory_limit", "name"})
+
+
+def check_template(template: str) -> None:
+    """Raise ValueError when `template` uses a field we do not provide or is not a format string."""
+    try:
+        fields = [f for _, f, _, _ in string.Formatter().parse(template) if f is not None]
+    except ValueError as exc:
+        raise ValueError(f"data.prompt.template is not a valid format string: {exc}") from exc
+    for f in fields:
+        base = f.split(".")[0].split("[")[0]
+        if base not in TEMPLATE_FIELDS:
+            raise ValueError(
+                f"data.prompt.template uses unknown field {{{f}}}; available: "
+                f"{', '.join('{' + x + '}' for x in sorted(TEMPLATE_FIELDS))}."
+            )
+    if "{description}" not in template:
+        raise ValueError("data.prompt.template must contain {description}.")

@@ -25,17 +25,6 @@ INVALID_MEMORY_LIMIT = "invalid_memory_limit"
 DUPLICATE_OF_HELDOUT = "duplicate_of_heldout"
 DUPLICATE_WITHIN_SPLIT = "duplicate_within_split"
 
-QUALITY_REASONS = (
-    MISSING_NAME,
-    EMPTY_DESCRIPTION,
-    MALFORMED_DESCRIPTION,
-    NO_TESTS,
-    NO_PRIVATE_TESTS,
-    MALFORMED_TESTS,
-    INVALID_TIME_LIMIT,
-    INVALID_MEMORY_LIMIT,
-)
-
 
 @dataclass(frozen=True)
 class ProblemMeta:

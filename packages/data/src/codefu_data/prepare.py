@@ -19,7 +19,7 @@ import json
 import os
 import shutil
 from collections import defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -45,6 +45,7 @@ from codefu_data.schema import (
     REWARD_MODEL_TYPE,
     TESTS_TYPE,
     VALIDATION_COLUMNS,
+    time_limit_seconds,
 )
 from codefu_data.tiers import assign_tier
 from codefu_data.validate import NO_PRIVATE_TESTS_AFTER_VALIDATION, Candidate, Validator
@@ -124,12 +125,6 @@ def _tests_counts(col: pa.ChunkedArray) -> list[int]:
     n_in = pc.fill_null(pc.list_value_length(pc.struct_field(arr, "input")), 0).to_pylist()
     n_out = pc.fill_null(pc.list_value_length(pc.struct_field(arr, "output")), 0).to_pylist()
     return [a if a == b else -1 for a, b in zip(n_in, n_out, strict=True)]
-
-
-def _time_seconds(value: dict[str, Any] | None) -> float | None:
-    if value is None or value.get("seconds") is None:
-        return None
-    return float(value["seconds"]) + float(value.get("nanos") or 0) / 1e9
 
 
 def _non_null_tests(arr: pa.Array) -> pa.Array:
@@ -277,6 +272,36 @@ def prepare(
     return PrepareResult(out, manifest, skipped=False)
 
 
+Counts = dict[str, dict[str, dict[str, int]]]  # tier → split → reason (or "kept") → n
+
+
+def _out_split(cfg: DataConfig, raw: str, origin: str) -> str:
+    if raw not in cfg.split_map:
+        raise DataError(
+            f"{origin}: raw split {raw!r} has no entry in data.split_map {dict(cfg.split_map)}."
+        )
+    return cfg.split_map[raw]
+
+
+def _scan_duplicates(cfg: DataConfig, source: Source, progress: bool) -> DuplicateIndex:
+    """Pass 1: duplicates, from names and statements only."""
+    dupes = DuplicateIndex(cfg.heldout_split)
+    ordinals: dict[str, int] = defaultdict(int)
+    bar = tqdm(
+        total=source.num_rows(), desc="scan for duplicates", unit="problem", disable=not progress
+    )
+    for batch in source.iter_batches(["name", "description"], cfg.batch_size):
+        split = _out_split(cfg, batch.split, batch.origin)
+        names = batch.table.column("name").to_pylist()
+        descs = batch.table.column("description").to_pylist()
+        for name, desc in zip(names, descs, strict=True):
+            dupes.add(split, ordinals[split], name, desc)
+            ordinals[split] += 1
+        bar.update(batch.table.num_rows)
+    bar.close()
+    return dupes
+
+
 def _run(
     cfg: DataConfig,
     *,
@@ -286,49 +311,26 @@ def _run(
     config_values: dict[str, Any],
     progress: bool,
 ) -> dict[str, Any]:
-    total = source.num_rows()
-    splits = output_splits(cfg)
-
-    def out_split(raw: str, origin: str) -> str:
-        if raw not in cfg.split_map:
-            raise DataError(
-                f"{origin}: raw split {raw!r} has no entry in data.split_map {dict(cfg.split_map)}."
-            )
-        return cfg.split_map[raw]
-
-    # Pass 1: duplicates, from names and statements only.
-    dupes = DuplicateIndex(cfg.heldout_split)
-    ordinals: dict[str, int] = defaultdict(int)
-    bar = tqdm(total=total, desc="scan for duplicates", unit="problem", disable=not progress)
-    for batch in source.iter_batches(["name", "description"], cfg.batch_size):
-        split = out_split(batch.split, batch.origin)
-        names = batch.table.column("name").to_pylist()
-        descs = batch.table.column("description").to_pylist()
-        for name, desc in zip(names, descs, strict=True):
-            dupes.add(split, ordinals[split], name, desc)
-            ordinals[split] += 1
-        bar.update(batch.table.num_rows)
-    bar.close()
-
+    """Both passes over the source; returns the manifest."""
+    dupes = _scan_duplicates(cfg, source, progress)
     # Pass 2: filter, tier, validate, write.
     writers = {
-        (t, s): _TierWriter(tmp / t / f"{s}.parquet") for t in sorted(cfg.tiers) for s in splits
+        (t, s): _TierWriter(tmp / t / f"{s}.parquet")
+        for t in sorted(cfg.tiers)
+        for s in output_splits(cfg)
     }
-    counts: dict[str, dict[str, dict[str, int]]] = defaultdict(
-        lambda: defaultdict(lambda: defaultdict(int))
-    )
+    counts: Counts = defaultdict(lambda: defaultdict(lambda: defaultdict(int)))
     validator = Validator(cfg) if cfg.validate else None
-    ordinals = defaultdict(int)
+    ordinals: dict[str, int] = defaultdict(int)
     read_by_split: dict[str, int] = defaultdict(int)
-    bar = tqdm(total=total, desc="filter + write", unit="problem", disable=not progress)
+    bar = tqdm(total=source.num_rows(), desc="filter + write", unit="problem", disable=not progress)
     try:
         for batch in source.iter_batches(columns, cfg.batch_size):
-            split = out_split(batch.split, batch.origin)
             read_by_split[batch.split] += batch.table.num_rows
             _process_batch(
                 cfg,
                 table=batch.table,
-                split=split,
+                split=_out_split(cfg, batch.split, batch.origin),
                 dupes=dupes,
                 ordinals=ordinals,
                 counts=counts,
@@ -340,7 +342,21 @@ def _run(
         bar.close()
         for w in writers.values():
             w.close()
+    return {
+        "format": 1,
+        "codefu_data_version": __version__,
+        "input": source.fingerprint(),
+        "config": config_values,
+        "read": dict(sorted(read_by_split.items())),
+        **_output_counts(writers, counts, read_by_split),
+        "validation": validator.stats.as_dict() if validator else None,
+    }
 
+
+def _output_counts(
+    writers: dict[tuple[str, str], _TierWriter], counts: Counts, read_by_split: dict[str, int]
+) -> dict[str, Any]:
+    """The manifest's outputs (files, rows, digests), counts per tier and split, totals."""
     outputs: dict[str, dict[str, Any]] = {}
     for (tier, split), w in sorted(writers.items()):
         outputs.setdefault(tier, {})[split] = {
@@ -365,11 +381,6 @@ def _run(
                 if reason != "kept":
                     dropped_total[reason] += n
     return {
-        "format": 1,
-        "codefu_data_version": __version__,
-        "input": source.fingerprint(),
-        "config": config_values,
-        "read": dict(sorted(read_by_split.items())),
         "outputs": outputs,
         "counts": plain_counts,
         "totals": {
@@ -377,7 +388,6 @@ def _run(
             "kept": sum(w.rows for w in writers.values()),
             "dropped": dict(sorted(dropped_total.items())),
         },
-        "validation": validator.stats.as_dict() if validator else None,
     }
 
 
@@ -388,7 +398,7 @@ def _process_batch(
     split: str,
     dupes: DuplicateIndex,
     ordinals: dict[str, int],
-    counts: dict[str, dict[str, dict[str, int]]],
+    counts: Counts,
     writers: dict[tuple[str, str], _TierWriter],
     validator: Validator | None,
 ) -> None:
@@ -408,7 +418,7 @@ def _process_batch(
             description=descs[i],
             source=sources[i],
             cf_rating=ratings[i],
-            time_limit_seconds=_time_seconds(times[i]),
+            time_limit_seconds=time_limit_seconds(times[i]),
             memory_limit_bytes=mems[i],
             public_tests=n_public[i],
             private_tests=n_private[i],
@@ -440,7 +450,7 @@ def _process_batch(
                 cfg.prompt,
                 name=names[i],
                 description=descs[i],
-                time_limit_seconds=_time_seconds(times[i]) or 0.0,
+                time_limit_seconds=time_limit_seconds(times[i]) or 0.0,
                 memory_bytes=mems[i],
             )
             for i in rows
@@ -465,7 +475,7 @@ def _validate(
     rows: list[int],
     tier: str,
     split: str,
-    counts: dict[str, dict[str, dict[str, int]]],
+    counts: Counts,
 ) -> tuple[list[int], tuple[list[dict[str, list[str]]], list[dict[str, list[str]]]]]:
     """Run the accepted solutions; returns the rows still kept and their (public, private) tests."""
     sub = table.take(pa.array(rows, pa.int64())).to_pylist()
@@ -479,7 +489,7 @@ def _validate(
         candidates.append(
             Candidate(
                 tests,
-                _time_seconds(r["time_limit"]) or 0.0,
+                time_limit_seconds(r["time_limit"]) or 0.0,
                 r["memory_limit_bytes"],
                 r.get("solutions"),
             )
@@ -514,8 +524,3 @@ def _validate(
             }
         )
     return kept_rows, (publics, privates)
-
-
-def iter_tier_files(out: Path, tiers: Iterable[str], splits: Iterable[str]) -> list[Path]:
-    """The parquet files a prepare run writes, in a stable order."""
-    return [out / t / f"{s}.parquet" for t in sorted(tiers) for s in sorted(splits)]

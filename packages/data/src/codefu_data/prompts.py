@@ -3,28 +3,8 @@
 from __future__ import annotations
 
 import hashlib
-import string
 
 from codefu_data.config import PromptConfig
-
-TEMPLATE_FIELDS = frozenset({"instruction", "description", "time_limit", "memory_limit", "name"})
-
-
-def check_template(template: str) -> None:
-    """Raise ValueError when `template` uses a field we do not provide or is not a format string."""
-    try:
-        fields = [f for _, f, _, _ in string.Formatter().parse(template) if f is not None]
-    except ValueError as exc:
-        raise ValueError(f"data.prompt.template is not a valid format string: {exc}") from exc
-    for f in fields:
-        base = f.split(".")[0].split("[")[0]
-        if base not in TEMPLATE_FIELDS:
-            raise ValueError(
-                f"data.prompt.template uses unknown field {{{f}}}; available: "
-                f"{', '.join('{' + x + '}' for x in sorted(TEMPLATE_FIELDS))}."
-            )
-    if "{description}" not in template:
-        raise ValueError("data.prompt.template must contain {description}.")
 
 
 def format_time_limit(seconds: float) -> str:

@@ -1,10 +1,14 @@
 """Arrow schemas: raw CodeContests rows (input) and processed veRL rows (output).
 
 The output schema matches the CodeFu reference parquet (``codefu_easy``) field for field,
-including struct field order and types, plus the ``extra_info`` column of DESIGN §4.
+including struct field order and types, plus an ``extra_info`` column
+(docs/ARCHITECTURE.md, "Processed dataset").
 """
 
 from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
 
 import pyarrow as pa
 
@@ -29,7 +33,7 @@ RAW_SCHEMA = pa.schema(
         ("cf_contest_id", pa.int64()),
         ("cf_index", pa.string()),
         ("cf_points", pa.float32()),
-        ("cf_rating", pa.int64()),
+        ("cf_rating", pa.int32()),
         ("cf_tags", pa.list_(pa.string())),
         ("is_description_translated", pa.bool_()),
         ("untranslated_description", pa.string()),
@@ -84,3 +88,17 @@ OUTPUT_SCHEMA = pa.schema(
 )
 DATA_SOURCE = "code_contests"
 ABILITY = "coding-cp"
+
+
+def time_limit_seconds(value: Any) -> float | None:
+    """A CodeContests ``time_limit`` (``{seconds, nanos}``, or a plain number) in seconds.
+
+    None when the limit is absent: a null value, or a mapping without ``seconds``.
+    """
+    if isinstance(value, Mapping):
+        if value.get("seconds") is None:
+            return None
+        return float(value["seconds"]) + float(value.get("nanos") or 0) / 1e9
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return float(value)
+    return None

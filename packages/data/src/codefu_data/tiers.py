@@ -10,27 +10,13 @@ names.
 
 from __future__ import annotations
 
-import itertools
-
-from codefu_data.config import DataConfig, TierRange
+from codefu_data.config import DataConfig
 from codefu_data.schema import CODEFORCES_SOURCE
 
 NOT_CODEFORCES = "not_codeforces"
 CF_RATING_MISSING = "cf_rating_missing"
 CF_RATING_BELOW_MIN = "cf_rating_below_min"
 CF_RATING_OUTSIDE_TIERS = "cf_rating_outside_tiers"
-TIER_REASONS = (NOT_CODEFORCES, CF_RATING_MISSING, CF_RATING_BELOW_MIN, CF_RATING_OUTSIDE_TIERS)
-
-
-def check_tiers(tiers: dict[str, TierRange]) -> None:
-    """Raise ValueError when two tiers overlap (a problem must have exactly one tier)."""
-    ordered = sorted(tiers.items(), key=lambda kv: (kv[1].min_rating, kv[1].max_rating))
-    for (a, ra), (b, rb) in itertools.pairwise(ordered):
-        if rb.min_rating <= ra.max_rating:
-            raise ValueError(
-                f"data.tiers.{a} [{ra.min_rating}, {ra.max_rating}] overlaps data.tiers.{b} "
-                f"[{rb.min_rating}, {rb.max_rating}]; make the ranges disjoint."
-            )
 
 
 def assign_tier(

@@ -30,12 +30,6 @@ ACCEPTED_SOLUTIONS_FAIL = "accepted_solutions_fail"
 ACCEPTED_SOLUTIONS_DISAGREE = "accepted_solutions_disagree"
 VALIDATION_JUDGE_ERROR = "validation_judge_error"
 NO_PRIVATE_TESTS_AFTER_VALIDATION = "no_private_tests_after_validation"
-VALIDATION_REASONS = (
-    ACCEPTED_SOLUTIONS_FAIL,
-    ACCEPTED_SOLUTIONS_DISAGREE,
-    VALIDATION_JUDGE_ERROR,
-    NO_PRIVATE_TESTS_AFTER_VALIDATION,
-)
 
 
 @dataclass(frozen=True)
@@ -95,7 +89,7 @@ class Candidate:
 
 
 class Validator:
-    """Runs accepted solutions through codefu_sandbox's Judge (Contract 1)."""
+    """Runs accepted solutions through codefu_sandbox's Judge."""
 
     def __init__(self, cfg: DataConfig) -> None:
         try:
