@@ -215,7 +215,7 @@ def report(session: nox.Session) -> None:
             "Usage: nox -s report -- RUN_DIR (a run directory written by `nox -s train`)."
         )
     install_packages(session, "trainer")
-    session.run("python", "-m", "codefu_trainer.report", *session.posargs)
+    session.run("python", "-m", "codefu_trainer.training.report", *session.posargs)
 
 
 @nox.session(python=PYTHON)

@@ -45,8 +45,8 @@ from typing import Any
 
 import ray
 
-from codefu_trainer.reward_config import RewardConfig, WorkerConfig
-from codefu_trainer.reward_service import RewardService, problem_from_ground_truth
+from codefu_trainer.reward.config import RewardConfig, WorkerConfig
+from codefu_trainer.reward.service import RewardService, problem_from_ground_truth
 
 ROOT = Path(__file__).resolve().parents[1]
 REAL_SOLUTIONS = ROOT / "packages" / "sandbox" / "tests" / "judge" / "real_solutions"

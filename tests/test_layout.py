@@ -8,7 +8,7 @@ from pathlib import Path
 
 from repo import PACKAGES, ROOT, nox_sessions
 
-# Which local packages each package may import (DESIGN §2: arrows point one way).
+# Which local packages each package may import (docs/ARCHITECTURE.md: arrows point one way).
 ALLOWED_IMPORTS = {
     "codefu_sandbox": set(),
     "codefu_data": {"codefu_sandbox"},
@@ -76,6 +76,88 @@ def test_source_imports_respect_the_dependency_direction() -> None:
         for path in (ROOT / "packages" / name / "src").rglob("*.py"):
             bad = (_imported_modules(path) & others) - ALLOWED_IMPORTS[module]
             assert not bad, f"{path.relative_to(ROOT)} imports {sorted(bad)}"
+
+
+def _source_modules() -> dict[str, Path]:
+    """Every module of the four packages: dotted name → file."""
+    modules: dict[str, Path] = {}
+    for name, module in PACKAGES.items():
+        src = ROOT / "packages" / name / "src"
+        for path in (src / module).rglob("*.py"):
+            parts = list(path.relative_to(src).with_suffix("").parts)
+            if parts[-1] == "__init__":
+                parts.pop()
+            modules[".".join(parts)] = path
+    return modules
+
+
+def _module_edges(name: str, path: Path, modules: dict[str, Path]) -> set[str]:
+    """Our modules that `name` imports anywhere in its file (function level and
+    TYPE_CHECKING blocks included): `from pkg import mod` counts as importing `pkg.mod`."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    edges: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+        if isinstance(node, ast.Import):
+            edges |= {alias.name for alias in node.names if alias.name in modules}
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - (node.level - 1)]
+                base = ".".join([*anchor, *([base] if base else [])])
+            for alias in node.names:
+                target = f"{base}.{alias.name}"
+                if target in modules:
+                    edges.add(target)
+                elif base in modules:
+                    edges.add(base)
+    edges.discard(name)
+    return edges
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components with more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(graph[v]):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component: list[str] = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return found
+
+
+def test_no_import_cycles_between_modules() -> None:
+    modules = _source_modules()
+    graph = {name: _module_edges(name, path, modules) for name, path in modules.items()}
+    assert not _cycles(graph), f"import cycles: {_cycles(graph)}"
+
+
+def test_the_cycle_check_finds_a_cycle() -> None:
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
+    assert _cycles(graph) == [["a", "b", "c"]]
 
 
 def test_nox_lists_the_sessions_users_rely_on() -> None:

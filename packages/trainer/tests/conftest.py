@@ -41,7 +41,7 @@ def _problem(index: int, split: str) -> dict:
 
 @pytest.fixture
 def prepared_data(tmp_path: Path) -> Path:
-    """A processed dataset (Contract 2 layout) with a few a+b problems in tier easy."""
+    """A processed dataset (codefu-data's layout) with a few a+b problems in tier easy."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 

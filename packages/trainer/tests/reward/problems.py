@@ -29,7 +29,7 @@ SLOW_SUM_PROGRAM = (
 def sum_ground_truth(
     name: str = "sum", n_private: int = 4, seconds: float = 1.0, public: int = 1
 ) -> dict[str, Any]:
-    """A processed-row ground truth (DESIGN §4) for 'print a + b'; test 0 has b == 0."""
+    """A processed-row ground truth for 'print a + b'; test 0 has b == 0."""
     pairs = [(i * 7, 0 if i == 0 else i + 1) for i in range(n_private)]
     return {
         "name": name,

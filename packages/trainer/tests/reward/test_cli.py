@@ -9,7 +9,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from codefu_trainer.reward_cli import main
+from codefu_trainer.reward.cli import main
 
 from .problems import COMPILE_ERROR_PROGRAM, DIFF_PROGRAM, SUM_PROGRAM, respond, sum_ground_truth
 

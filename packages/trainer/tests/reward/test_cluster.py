@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from codefu_trainer.reward_config import DeadlineConfig, RewardConfig, WorkerConfig
-from codefu_trainer.reward_service import RewardService, ScoredResponse
+from codefu_trainer.reward.config import DeadlineConfig, RewardConfig, WorkerConfig
+from codefu_trainer.reward.service import RewardService, ScoredResponse
 
 from .problems import (
     COMPILE_ERROR_PROGRAM,

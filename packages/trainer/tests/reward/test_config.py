@@ -8,7 +8,7 @@ import pytest
 from hydra import compose, initialize_config_dir
 from hydra.errors import ConfigCompositionException
 
-from codefu_trainer.reward_config import RewardConfig, RewardMode, reward_config_from
+from codefu_trainer.reward.config import RewardConfig, RewardMode, reward_config_from
 
 CONF = Path(__file__).resolve().parents[4] / "conf"
 

@@ -1,4 +1,4 @@
-"""Code extraction (DESIGN §5): examples from real model output shapes and properties."""
+"""Code extraction: examples from real model output shapes and properties."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from codefu_trainer.extract import extract_code, fenced_blocks
+from codefu_trainer.reward.extract import extract_code, fenced_blocks
 
 PROGRAM = '#include <bits/stdc++.h>\nint main() {\n    std::puts("hi");\n}'
 

@@ -1,4 +1,4 @@
-"""Reading ground truths (DESIGN §4) and per-response deadlines: pure functions."""
+"""Reading ground truths and per-response deadlines: pure functions."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from codefu_trainer.reward_config import DeadlineConfig, RewardConfig
-from codefu_trainer.reward_service import deadline_seconds, problem_from_ground_truth
+from codefu_trainer.reward.config import DeadlineConfig, RewardConfig
+from codefu_trainer.reward.service import deadline_seconds, problem_from_ground_truth
 
 from .problems import sum_ground_truth
 

@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from codefu_trainer.reward_config import RewardConfig, RewardMode
-from codefu_trainer.reward_rules import RESULT_KEYS, JudgeSummary, score_report
+from codefu_trainer.reward.config import RewardConfig, RewardMode
+from codefu_trainer.reward.rules import RESULT_KEYS, JudgeSummary, score_report
 
 JUDGE_VERDICTS = ["AC", "WA", "TLE", "MLE", "RE", "OLE", "CE", "SV", "IE"]
 

@@ -29,7 +29,7 @@ def local_ray() -> Iterator[None]:
 
 
 def _rows() -> list[dict[str, Any]]:
-    """Processed rows (DESIGN §4) for two problems, as GRPO groups of 3 responses each."""
+    """Processed rows for two problems, as GRPO groups of 3 responses each."""
     rows = []
     for index, name in enumerate(["sum-a", "sum-b"]):
         gt = sum_ground_truth(name=name, n_private=4)
@@ -110,7 +110,7 @@ def _config(tokenizer_dir: Path, cache: Path, **reward: Any) -> Any:
                 "source": "importlib",
                 "name": "CodeFuRewardManager",
                 "module": {
-                    "path": "pkg://codefu_trainer.verl_reward",
+                    "path": "pkg://codefu_trainer.reward.verl_adapter",
                     "name": "CodeFuRewardManager",
                 },
             },
@@ -190,7 +190,7 @@ def test_async_compute_score_in_verl_naive_manager(setup: dict[str, Any]) -> Non
         setup["cache"],
         reward_manager={"source": "register", "name": "naive"},
         custom_reward_function={
-            "path": "pkg://codefu_trainer.verl_reward",
+            "path": "pkg://codefu_trainer.reward.verl_adapter",
             "name": "compute_score_async",
             "reward_kwargs": {"reward_config": reward_config},
         },

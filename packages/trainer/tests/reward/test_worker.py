@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from codefu_trainer.judge_pool import JudgeWorker
-from codefu_trainer.reward_config import RewardConfig
-from codefu_trainer.reward_rules import score_report
+from codefu_trainer.reward.config import RewardConfig
+from codefu_trainer.reward.judge_pool import JudgeWorker
+from codefu_trainer.reward.rules import score_report
 
 from .problems import COMPILE_ERROR_PROGRAM, DIFF_PROGRAM, SUM_PROGRAM
 
@@ -71,7 +71,7 @@ def test_compile_error_and_early_stop(worker: JudgeWorker) -> None:
 
 
 def test_the_rewards_float_tolerance_reaches_the_checker(worker: JudgeWorker) -> None:
-    from codefu_trainer.reward_service import checker_params
+    from codefu_trainer.reward.service import checker_params
 
     source = '#include <cstdio>\nint main(){ std::printf("0.3334\\n"); }\n'
     verdicts = []

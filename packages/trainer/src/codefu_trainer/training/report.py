@@ -1,4 +1,4 @@
-"""`python -m codefu_trainer.report RUN_DIR`: PNG plots of a run's metrics over steps.
+"""`python -m codefu_trainer.training.report RUN_DIR`: PNG plots of a run's metrics over steps.
 
 Reads RUN_DIR/metrics.jsonl (written by the rehearsal; veRL metric names) and writes
 RUN_DIR/plots/{reward,kl,clipfrac,response_length,verdicts}.png.
@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from codefu_trainer.tracking import METRICS_FILE, read_metrics
+from codefu_trainer.training.tracking import METRICS_FILE, read_metrics
 
 PLOTS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     (
@@ -102,7 +102,9 @@ def make_plots(run_dir: Path, out_dir: Path | None = None) -> list[Path]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m codefu_trainer.report", description=__doc__)
+    parser = argparse.ArgumentParser(
+        prog="python -m codefu_trainer.training.report", description=__doc__
+    )
     parser.add_argument("run_dir", type=Path, help="a run directory written by `nox -s train`")
     parser.add_argument(
         "--out", type=Path, default=None, help="where to write PNGs (default RUN_DIR/plots)"

@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from codefu_trainer.rehearsal import JudgeReward, latest_checkpoint, score_metrics
-from codefu_trainer.reward_config import RewardConfig
-from codefu_trainer.tracking import read_metrics
-from codefu_trainer.train_cli import main
+from codefu_trainer.reward.config import RewardConfig
+from codefu_trainer.training.cli import main
+from codefu_trainer.training.rehearsal import JudgeReward, latest_checkpoint, score_metrics
+from codefu_trainer.training.tracking import read_metrics
 
-from .conftest import APLUSB_OK, CONF
+from ..conftest import APLUSB_OK, CONF
 
 VERL_KEYS = {
     "critic/score/mean",
@@ -93,11 +93,11 @@ def test_judge_reward_scores_through_the_shared_reward_service(prepared_data: Pa
     import pyarrow.parquet as pq
     import ray
 
-    from codefu_trainer.reward_service import RewardService
+    from codefu_trainer.reward.service import RewardService
 
     row = pq.read_table(prepared_data / "easy" / "train.parquet").to_pylist()[1]
     truth = json.dumps(row["reward_model"]["ground_truth"])
-    from codefu_trainer.rehearsal import ray_temp_dir_outside_venv
+    from codefu_trainer.training.rehearsal import ray_temp_dir_outside_venv
 
     ray_temp_dir_outside_venv()  # under nox, TMPDIR lies inside the session's virtualenv
     ray.init(address="local", num_cpus=2, include_dashboard=False)
@@ -121,7 +121,7 @@ def test_judge_reward_scores_through_the_shared_reward_service(prepared_data: Pa
 
 
 def test_ray_temp_dir_moves_out_of_the_virtualenv(tmp_path: Path) -> None:
-    from codefu_trainer.rehearsal import ray_temp_dir_outside_venv
+    from codefu_trainer.training.rehearsal import ray_temp_dir_outside_venv
 
     venv = tmp_path / "venv"
     env = {"VIRTUAL_ENV": str(venv), "TMPDIR": str(venv / "tmp")}

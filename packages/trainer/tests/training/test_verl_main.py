@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from codefu_trainer import verl_main
-from codefu_trainer.train_cli import compose_run
+from codefu_trainer.training import verl_main
+from codefu_trainer.training.cli import compose_run
 
-from .conftest import CONF
+from ..conftest import CONF
 
 
 def test_latest_actor_checkpoint_follows_verls_tracker_file(tmp_path: Path) -> None:

@@ -1,4 +1,4 @@
-"""Reward rules: a judge outcome → a reward with the same extra keys every time (DESIGN §5).
+"""Reward rules: a judge outcome → a reward with the same extra keys every time.
 
 Pure functions, no I/O. The judge's report is first reduced to a ``JudgeSummary`` (small,
 picklable, JSON-able: what travels back from Ray workers), then scored.
@@ -10,7 +10,8 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
-from codefu_trainer.reward_config import RewardConfig, RewardMode
+from codefu_sandbox import Verdict
+from codefu_trainer.reward.config import RewardConfig, RewardMode
 
 if TYPE_CHECKING:
     from codefu_sandbox import JudgeReport
@@ -18,18 +19,27 @@ if TYPE_CHECKING:
 __all__ = [
     "FAILURE_VERDICTS",
     "RESULT_KEYS",
+    "REWARD_VERDICTS",
     "JudgeSummary",
     "RewardResult",
     "score_report",
     "summarize",
 ]
 
-# Verdicts of our own, beside the judge's AC WA TLE MLE RE OLE CE SV IE.
+# The verdicts a reward result carries: the judge's (codefu_sandbox.Verdict: AC WA TLE MLE
+# RE OLE CE SV IE) and these of the reward's own.
 NO_CODE = "NO_CODE"  # nothing extractable in the response
 DEADLINE = "DEADLINE"  # the response's deadline passed before the judge answered
 WORKER_LOST = "WORKER_LOST"  # its worker (or node) died, and the retry too
 JUDGE_ERROR = "JUDGE_ERROR"  # the judge raised, or the ground truth was unusable
-FAILURE_VERDICTS = frozenset({DEADLINE, WORKER_LOST, JUDGE_ERROR, "IE"})
+REWARD_VERDICTS: tuple[str, ...] = (
+    *(str(v) for v in Verdict),
+    NO_CODE,
+    DEADLINE,
+    WORKER_LOST,
+    JUDGE_ERROR,
+)
+FAILURE_VERDICTS = frozenset({DEADLINE, WORKER_LOST, JUDGE_ERROR, str(Verdict.IE)})
 
 RESULT_KEYS = (
     "score",
@@ -155,9 +165,9 @@ def score_report(
         return result(config.judge_failure_score, 1, JUDGE_ERROR)
     if summary.verdict in FAILURE_VERDICTS:
         return result(config.judge_failure_score, 1)
-    if summary.verdict == "CE":
+    if summary.verdict == Verdict.CE:
         return result(config.compile_error_score)
-    if summary.verdict == "TLE" or "TLE" in summary.test_verdicts:
-        return result(config.timeout_score, verdict="TLE")
+    if Verdict.TLE in (summary.verdict, *summary.test_verdicts):
+        return result(config.timeout_score, verdict=str(Verdict.TLE))
     passed = min(max(summary.passed, 0), summary.total)
     return result(_fraction_reward(passed, summary.total, config))

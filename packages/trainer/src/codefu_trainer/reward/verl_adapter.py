@@ -1,13 +1,13 @@
-"""veRL 0.9.1 integration through its public extension points (DESIGN §7).
+"""veRL 0.9.1 integration through its public extension points.
 
 Two ways in, both judging on the shared Ray judge pool (``judge_pool``):
 
 1. Custom reward function (``reward.custom_reward_function``):
-   ``path=pkg://codefu_trainer.verl_reward`` with ``name=compute_score_async`` for veRL's
+   ``path=pkg://codefu_trainer.reward.verl_adapter`` with ``name=compute_score_async`` for veRL's
    reward loop (it awaits Ray without blocking the loop), or ``name=compute_score``
    (blocking). Both return a dict with ``score`` and the same extra keys every time.
 2. Reward manager ``codefu`` for the reward loop: ``reward.reward_manager.source=importlib``,
-   ``reward.reward_manager.module.path=pkg://codefu_trainer.verl_reward``,
+   ``reward.reward_manager.module.path=pkg://codefu_trainer.reward.verl_adapter``,
    ``reward.reward_manager.name=CodeFuRewardManager`` (or ``source=register``,
    ``name=codefu`` in a process that imported this module).
 
@@ -25,8 +25,8 @@ import threading
 from collections.abc import Mapping
 from typing import Any
 
-from codefu_trainer.reward_config import RewardConfig, reward_config_from
-from codefu_trainer.reward_service import RewardService
+from codefu_trainer.reward.config import RewardConfig, reward_config_from
+from codefu_trainer.reward.service import RewardService
 
 __all__ = [
     "CONFIG_ENV",

@@ -11,14 +11,11 @@ from typing import Any
 
 from omegaconf import DictConfig, ListConfig
 
-from codefu_trainer.config import OUR_KEYS
+from codefu_data.compose import ConfigError
+from codefu_trainer.training.config import OUR_KEYS
 
 VERL_PREFIX = "verl."
 _OVERRIDE = re.compile(r"^(?P<op>\+\+|\+|~)?(?P<key>[^=~+][^=]*?)(?:=(?P<value>.*))?$", re.S)
-
-
-class ConfigError(ValueError):
-    """A configuration problem; the message says which key or option and what is valid."""
 
 
 @dataclass(frozen=True)

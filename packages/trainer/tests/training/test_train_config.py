@@ -8,12 +8,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from codefu_trainer.config import ClusterKind, GroupRole, checkpoint_dir, final_model_dir
-from codefu_trainer.overrides import ConfigError, hydra_value, split_overrides
-from codefu_trainer.train_cli import compose_run
-from codefu_trainer.verl_config import validate_verl_config
+from codefu_trainer.training.cli import compose_run
+from codefu_trainer.training.config import ClusterKind, GroupRole, checkpoint_dir, final_model_dir
+from codefu_trainer.training.overrides import ConfigError, hydra_value, split_overrides
+from codefu_trainer.training.verl_config import validate_verl_config
 
-from .conftest import CONF
+from ..conftest import CONF
 
 CLUSTERS = sorted(p.stem for p in (CONF / "cluster").glob("*.yaml"))
 
@@ -54,7 +54,7 @@ def test_codefu_grpo_defaults(tmp_path: Path) -> None:
     assert v.data.train_batch_size >= 4 * actor.ppo_mini_batch_size
     assert v.trainer.test_freq == 16 and v.trainer.resume_mode == "auto"
     assert list(v.trainer.logger) == ["console", "mlflow"]
-    assert v.reward.custom_reward_function.path == "pkg://codefu_trainer.verl_reward"
+    assert v.reward.custom_reward_function.path == "pkg://codefu_trainer.reward.verl_adapter"
 
 
 def test_cpu_cluster_defaults_to_the_tiny_model_unless_a_model_is_chosen(tmp_path: Path) -> None:

@@ -1,4 +1,4 @@
-"""RewardService (Contract 4): responses + ground truths → reward dicts, judged on Ray.
+"""RewardService: responses + ground truths → reward dicts, judged on Ray.
 
     svc = RewardService(RewardConfig(), address=None)   # joins Ray, or starts it locally
     results = svc.score(responses, ground_truths)       # blocking, bounded by deadlines
@@ -14,26 +14,29 @@ import asyncio
 import hashlib
 import json
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Coroutine, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import ray
 from ray.exceptions import RayActorError
 
-from codefu_trainer.extract import extract_code
-from codefu_trainer.judge_pool import JobOutcome, JudgeJob, pool_actor
-from codefu_trainer.reward_config import RewardConfig, RewardMode, reward_config_from
-from codefu_trainer.reward_rules import JUDGE_ERROR, RewardResult, score_report
+from codefu_data.schema import time_limit_seconds
+from codefu_trainer.reward.config import RewardConfig, RewardMode, reward_config_from
+from codefu_trainer.reward.extract import extract_code
+from codefu_trainer.reward.judge_pool import JobOutcome, JudgeJob, await_ref, pool_actor
+from codefu_trainer.reward.rules import JUDGE_ERROR, RewardResult, score_report
 
 __all__ = ["Problem", "RewardService", "ScoredResponse", "problem_from_ground_truth"]
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
 class Problem:
-    """What judging needs from a ground truth (DESIGN §4)."""
+    """What judging needs from a ground truth (docs/ARCHITECTURE.md, "Ground truth")."""
 
     name: str
     tests: tuple[tuple[str, str], ...]
@@ -61,12 +64,7 @@ def problem_from_ground_truth(ground_truth: Any, config: RewardConfig) -> Proble
     tests = _pairs(gt.get("private_tests"), f"{name}: private_tests")
     if config.include_public_tests:
         tests += _pairs(gt.get("public_tests"), f"{name}: public_tests")
-    limit = gt.get("time_limit")
-    seconds = 0.0
-    if isinstance(limit, Mapping):
-        seconds = float(limit.get("seconds") or 0) + float(limit.get("nanos") or 0) / 1e9
-    elif isinstance(limit, int | float):
-        seconds = float(limit)
+    seconds = time_limit_seconds(gt.get("time_limit")) or 0.0
     if seconds <= 0:
         seconds = config.default_time_limit_seconds
     memory = int(gt.get("memory_limit_bytes") or 0) or config.default_memory_limit_bytes
@@ -195,53 +193,41 @@ class RewardService:
 
     # Scoring ---------------------------------------------------------------------------
 
-    def score_detailed(
-        self, responses: Sequence[str], ground_truths: Sequence[Any]
-    ) -> list[ScoredResponse]:
-        """Like ``score`` with the judge outcome (node, attempts, failure) of each response."""
-        done, jobs = self._jobs(responses, ground_truths)
-        outcomes: list[JobOutcome] = []
-        if jobs:
-            payload = [job for _, job in jobs]
-            for attempt in range(2):
-                try:
-                    outcomes = ray.get(
-                        self._pool.run_many.remote(payload), timeout=self._backstop(jobs)
-                    )
-                    break
-                except RayActorError:
-                    if attempt == 1:
-                        outcomes = self._failed(jobs, "the judge pool died twice")
-                        break
-                    log.warning("the judge pool actor died; starting a new one")
-                    self._pool = pool_actor(self.config.worker)
-                except ray.exceptions.GetTimeoutError:
-                    outcomes = self._failed(jobs, "the judge pool did not answer in time")
-                    break
-        return self._finish(done, jobs, outcomes)
+    async def _call_pool(self, method: str, *args: Any, timeout: float) -> Any:
+        """Await a pool method for at most ``timeout`` seconds; a dead pool is replaced once
+        (a second death raises ``RayActorError``, the timeout ``TimeoutError``)."""
+        for attempt in range(2):
+            try:
+                ref = getattr(self._pool, method).remote(*args)
+                return await asyncio.wait_for(await_ref(ref), timeout=timeout)
+            except RayActorError:
+                if attempt == 1:
+                    raise
+                log.warning("the judge pool actor died; starting a new one")
+                self._pool = pool_actor(self.config.worker)
+        raise AssertionError("unreachable")
 
     async def score_detailed_async(
         self, responses: Sequence[str], ground_truths: Sequence[Any]
     ) -> list[ScoredResponse]:
+        """Like ``score_async`` with the judge outcome (node, attempts, failure) of each."""
         done, jobs = self._jobs(responses, ground_truths)
         outcomes: list[JobOutcome] = []
         if jobs:
             payload = [job for _, job in jobs]
-            for attempt in range(2):
-                try:
-                    outcomes = await asyncio.wait_for(
-                        _await(self._pool.run_many.remote(payload)), timeout=self._backstop(jobs)
-                    )
-                    break
-                except RayActorError:
-                    if attempt == 1:
-                        outcomes = self._failed(jobs, "the judge pool died twice")
-                        break
-                    self._pool = pool_actor(self.config.worker)
-                except TimeoutError:
-                    outcomes = self._failed(jobs, "the judge pool did not answer in time")
-                    break
+            try:
+                outcomes = await self._call_pool("run_many", payload, timeout=self._backstop(jobs))
+            except RayActorError:
+                outcomes = self._failed(jobs, "the judge pool died twice")
+            except TimeoutError:
+                outcomes = self._failed(jobs, "the judge pool did not answer in time")
         return self._finish(done, jobs, outcomes)
+
+    def score_detailed(
+        self, responses: Sequence[str], ground_truths: Sequence[Any]
+    ) -> list[ScoredResponse]:
+        """Like ``score`` with the judge outcome (node, attempts, failure) of each response."""
+        return run_blocking(self.score_detailed_async(responses, ground_truths))
 
     def score(self, responses: Sequence[str], ground_truths: Sequence[Any]) -> list[dict[str, Any]]:
         """Reward dicts, one per response, in order (blocking)."""
@@ -254,25 +240,14 @@ class RewardService:
         scored = await self.score_detailed_async(responses, ground_truths)
         return [s.result.to_dict() for s in scored]
 
-    def _ask(self, method: str, timeout: float) -> Any:
-        """Call a pool method; a dead pool is replaced once."""
-        for attempt in range(2):
-            try:
-                return ray.get(getattr(self._pool, method).remote(), timeout=timeout)
-            except RayActorError:
-                if attempt == 1:
-                    raise
-                self._pool = pool_actor(self.config.worker)
-        raise AssertionError("unreachable")
-
     def workers(self) -> dict[str, str]:
         """The pool's live judge workers: key → node id (starts them if needed)."""
-        return dict(self._ask("workers", self._backstop([])))
+        return dict(run_blocking(self._call_pool("workers", timeout=self._backstop([]))))
 
     def stats(self) -> dict[str, int]:
         """Pool counters: jobs, shared (identical to a job in flight, not judged again),
         completed, retries, deadlines, workers_lost, internal_errors."""
-        return dict(self._ask("stats", 60))
+        return dict(run_blocking(self._call_pool("stats", timeout=60)))
 
     def close(self) -> None:
         """Stop the judge workers and the pool; shut Ray down if this service started it."""
@@ -285,5 +260,15 @@ class RewardService:
             ray.shutdown()
 
 
-async def _await(ref: Any) -> Any:
-    return await ref
+def run_blocking(coroutine: Coroutine[Any, Any, T]) -> T:
+    """Run a coroutine to completion from synchronous code.
+
+    In a thread with a running event loop (where ``asyncio.run`` is refused) it runs on a
+    fresh loop in a helper thread.
+    """
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coroutine)
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, coroutine).result()

@@ -1,4 +1,4 @@
-"""cluster=sagemaker_*: turn the composed run into a Contract 5 JobSpec and submit it.
+"""cluster=sagemaker_*: turn the composed run into a launcher JobSpec and submit it.
 
 Inside the job, the launcher brings up one Ray cluster over the job's instances and runs,
 on the head, the same `codefu-train` with the same overrides plus `cluster.kind=local`:
@@ -15,12 +15,10 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from codefu_trainer.config import GroupRole, TrainConfig
-
-if TYPE_CHECKING:
-    from codefu_trainer.train_cli import ComposedRun
+from codefu_trainer.training.compose import ComposedRun, PrerequisiteError
+from codefu_trainer.training.config import GroupRole, TrainConfig
 
 JOB_CONFIG_DIR = "."  # the job's source code is the conf/ directory; commands run inside it
 JOB_DATA_DIR = "/opt/ml/input/data/data"  # the `data` input channel
@@ -42,7 +40,7 @@ def job_overrides(cfg: TrainConfig, user_overrides: Sequence[str]) -> list[str]:
 
 
 def build_job_spec(cfg: TrainConfig, conf_dir: Path, user_overrides: Sequence[str]) -> Any:
-    """The JobSpec for this run (codefu_launcher.submit, Contract 5)."""
+    """The codefu_launcher.submit.JobSpec for this run."""
     from codefu_launcher.submit import InstanceGroupSpec, JobSpec
 
     sm = cfg.cluster.sagemaker
@@ -85,9 +83,9 @@ def build_job_spec(cfg: TrainConfig, conf_dir: Path, user_overrides: Sequence[st
 
 
 def submit_run(run: ComposedRun) -> int:
-    """Submit (or dry-run) the job; exit code for codefu-train."""
+    """Submit (or dry-run) the job; 0 when done. Raises PrerequisiteError (nothing was
+    submitted) when the spec, the SDK or AWS access is missing."""
     from codefu_launcher.submit import SubmitError, submit
-    from codefu_trainer.train_cli import EXIT_PREREQUISITE
 
     cfg = run.cfg
     judge_groups = [
@@ -97,28 +95,22 @@ def submit_run(run: ComposedRun) -> int:
     try:
         result = submit(spec)
     except SubmitError as exc:
-        print(
-            f"codefu-train: cannot submit the SageMaker job: {exc}\nNothing was submitted.",
-            file=sys.stderr,
-        )
-        return EXIT_PREREQUISITE
+        raise PrerequisiteError(
+            f"cannot submit the SageMaker job: {exc}\nNothing was submitted."
+        ) from exc
     except ModuleNotFoundError as exc:
-        print(
-            f"codefu-train: submitting needs the SageMaker SDK ({exc}); install "
-            "codefu-launcher[submit] (`nox -s train` does). Nothing was submitted.",
-            file=sys.stderr,
-        )
-        return EXIT_PREREQUISITE
+        raise PrerequisiteError(
+            f"submitting needs the SageMaker SDK ({exc}); install codefu-launcher[submit] "
+            "(`nox -s train` does). Nothing was submitted."
+        ) from exc
     except Exception as exc:  # botocore credential/endpoint errors: say what to do
         name = type(exc).__name__
         if "Credential" in name or "Endpoint" in name or "ClientError" in name:
-            print(
-                f"codefu-train: AWS refused or could not be reached ({name}: {exc}). Configure "
+            raise PrerequisiteError(
+                f"AWS refused or could not be reached ({name}: {exc}). Configure "
                 "credentials (aws configure / AWS_PROFILE), AWS_REGION and SAGEMAKER_ROLE_ARN, or "
-                "keep cluster.sagemaker.dry_run=true to only print the request.",
-                file=sys.stderr,
-            )
-            return EXIT_PREREQUISITE
+                "keep cluster.sagemaker.dry_run=true to only print the request."
+            ) from exc
         raise
     if result.dry_run:
         notes = []

@@ -38,8 +38,8 @@ from typing import Any
 import ray
 from ray.exceptions import RayActorError, RayTaskError
 
-from codefu_trainer.reward_config import WorkerConfig
-from codefu_trainer.reward_rules import DEADLINE, JUDGE_ERROR, WORKER_LOST, JudgeSummary, summarize
+from codefu_trainer.reward.config import WorkerConfig
+from codefu_trainer.reward.rules import DEADLINE, JUDGE_ERROR, WORKER_LOST, JudgeSummary, summarize
 
 __all__ = ["JobOutcome", "JudgeJob", "JudgePool", "JudgePoolActor", "JudgeWorker", "plan_workers"]
 
@@ -232,7 +232,7 @@ class JudgePool:
             pending.extend(self._new_handle(node_id) for _ in range(count))
         if not pending:
             return 0
-        futures = [asyncio.ensure_future(_await_ref(h.ready.remote())) for h, _ in pending]
+        futures = [asyncio.ensure_future(await_ref(h.ready.remote())) for h, _ in pending]
         await asyncio.wait(futures, timeout=self._config.start_timeout_seconds)
         started = 0
         for (handle, key), fut in zip(pending, futures, strict=True):
@@ -351,7 +351,7 @@ class JudgePool:
                 checker_params=job.checker_params,
             )
             try:
-                summary = await asyncio.wait_for(_await_ref(ref), timeout=job.deadline_seconds)
+                summary = await asyncio.wait_for(await_ref(ref), timeout=job.deadline_seconds)
             except TimeoutError:
                 self.stats["deadlines"] += 1
                 log.warning(
@@ -406,7 +406,8 @@ class JudgePool:
                 ray.kill(worker.handle, no_restart=True)
 
 
-async def _await_ref(ref: Any) -> Any:
+async def await_ref(ref: Any) -> Any:
+    """A coroutine awaiting a Ray ObjectRef (for asyncio.wait_for / ensure_future)."""
     return await ref
 
 

@@ -14,18 +14,19 @@ from typing import Any
 
 from omegaconf import DictConfig, OmegaConf
 
-from codefu_trainer.config import (
+from codefu_data.compose import compose_config
+from codefu_trainer.training.config import (
     TrainConfig,
     checkpoint_dir,
     mlflow_tracking_uri,
 )
-from codefu_trainer.overrides import ConfigError, Override, check_keys, hydra_value
+from codefu_trainer.training.overrides import ConfigError, Override, check_keys, hydra_value
 
 VERL_CONFIG_NAME = "grpo"
 
 
 def data_files(cfg: TrainConfig) -> tuple[Path, Path]:
-    """The prepared train/test parquet files of the configured tier (Contract 2 layout)."""
+    """The prepared train/test parquet files of the configured tier."""
     root = Path(cfg.data.out_dir).expanduser()
     if not str(root).startswith("s3:"):
         root = root.resolve()
@@ -45,7 +46,7 @@ def derived_values(
     )
     env_vars = {
         "MLFLOW_TRACKING_URI": mlflow_tracking_uri(cfg.run.tracking, run_dir),
-        # Read by codefu_trainer.verl_reward in every reward worker.
+        # Read by codefu_trainer.reward.verl_adapter in every reward worker.
         "CODEFU_REWARD_CONFIG": json.dumps(reward, sort_keys=True),
     }
     values: dict[str, Any] = {
@@ -71,21 +72,9 @@ def derived_overrides(values: Mapping[str, Any]) -> list[str]:
 
 def compose_verl(conf_dir: Path, overrides: Sequence[str]) -> DictConfig:
     """Compose conf/verl/grpo.yaml with `overrides` (Hydra errors become ConfigError)."""
-    from hydra import compose, initialize_config_dir
-    from hydra.core.global_hydra import GlobalHydra
-    from hydra.errors import HydraException
-    from omegaconf.errors import OmegaConfBaseException
-
-    verl_dir = conf_dir / "verl"
-    if not (verl_dir / f"{VERL_CONFIG_NAME}.yaml").is_file():
-        raise ConfigError(
-            f"No veRL config at {verl_dir / VERL_CONFIG_NAME}.yaml; pass --config-dir <repo>/conf."
-        )
-    GlobalHydra.instance().clear()
     try:
-        with initialize_config_dir(str(verl_dir.resolve()), version_base=None):
-            return compose(config_name=VERL_CONFIG_NAME, overrides=list(overrides))
-    except (HydraException, OmegaConfBaseException) as exc:
+        return compose_config(conf_dir / "verl", VERL_CONFIG_NAME, overrides)
+    except ConfigError as exc:
         raise ConfigError(f"veRL config (conf/verl/{VERL_CONFIG_NAME}.yaml): {exc}") from exc
 
 

@@ -1,4 +1,4 @@
-"""``codefu-reward score``: score a responses file against a processed dataset (DESIGN §3).
+"""``codefu-reward score``: score a responses file against a processed dataset.
 
     codefu-reward score --data PROCESSED.parquet --responses RESPONSES.jsonl --out SCORES.jsonl \
         [--workers N] [--address ADDR] [--config-dir conf] [--reward codefu] [KEY=VALUE ...]
@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from codefu_trainer.reward_config import RewardConfig, reward_config_from
+from codefu_trainer.reward.config import RewardConfig, reward_config_from
 
 __all__ = ["InputError", "load_ground_truths", "load_responses", "main"]
 
@@ -31,7 +31,7 @@ class InputError(Exception):
 
 
 def load_ground_truths(path: Path) -> dict[str, Any]:
-    """Problem name → ground truth, from a processed parquet file (Contract 2)."""
+    """Problem name → ground truth, from a processed parquet file."""
     import pyarrow.parquet as pq
 
     if not path.is_file():
@@ -87,10 +87,14 @@ def load_config(config_dir: str | None, reward: str, overrides: Sequence[str]) -
             raise InputError(f"override {item!r} is not KEY=VALUE (e.g. mode=power)")
     directory = Path(config_dir) if config_dir else Path("conf")
     if (directory / "reward" / f"{reward}.yaml").is_file():
-        from hydra import compose, initialize_config_dir
+        from codefu_data.compose import ConfigError, compose_config
 
-        with initialize_config_dir(config_dir=str(directory.resolve()), version_base=None):
-            cfg = compose(overrides=[f"+reward={reward}", *(f"reward.{o}" for o in overrides)])
+        try:
+            cfg = compose_config(
+                directory, None, [f"+reward={reward}", *(f"reward.{o}" for o in overrides)]
+            )
+        except ConfigError as exc:
+            raise InputError(f"reward settings {' '.join(overrides)}: {exc}") from exc
         return reward_config_from(cfg.reward)
     if config_dir is not None:
         raise InputError(
@@ -125,7 +129,7 @@ def score_command(args: argparse.Namespace) -> int:
 
     import ray
 
-    from codefu_trainer.reward_service import RewardService
+    from codefu_trainer.reward.service import RewardService
 
     if not ray.is_initialized():
         ray.init(address=args.address, log_to_driver=False, configure_logging=False)
@@ -162,7 +166,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="codefu-reward", description=__doc__.split("\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("score", help="score a responses JSONL file against a processed parquet")
-    p.add_argument("--data", required=True, help="processed dataset parquet (Contract 2)")
+    p.add_argument("--data", required=True, help="processed dataset parquet (codefu-data)")
     p.add_argument("--responses", required=True, help='JSONL: {"name", "response", "id"?} per line')
     p.add_argument("--out", required=True, help="where to write the scores JSONL")
     p.add_argument("--workers", type=int, default=None, help="judge workers (default: one per CPU)")

@@ -1,8 +1,9 @@
 """Reward configuration: the schema of the Hydra group ``reward`` (``conf/reward/*.yaml``).
 
-Defaults follow DESIGN §5: no extractable code −1, compile error −0.5, any test over the
-time limit 0, otherwise the fraction of private tests passed. Other modes: all-or-nothing,
-pass ratio to a power, and public tests counted with the private ones.
+Defaults follow CodeFu (docs/ARCHITECTURE.md, "Reward"): no extractable code −1, compile
+error −0.5, any test over the time limit 0, otherwise the fraction of private tests passed.
+Other modes: all-or-nothing, pass ratio to a power, and public tests counted with the
+private ones.
 """
 
 from __future__ import annotations
@@ -91,7 +92,8 @@ class RewardConfig:
     # Any TLE decides the reward (timeout_score), so stop judging at the first one; the
     # result's `passed` then counts the tests run before it. Off: every test runs.
     stop_on_timeout: bool = True
-    # Output comparison (Contract 1 checker names); codecontests = DESIGN §5 token compare.
+    # Output comparison: a codefu_sandbox checker name; codecontests = token-wise compare,
+    # real numbers within float_tolerance.
     checker: str = "codecontests"
     # Absolute-or-relative tolerance for real-number answers (checkers codecontests, floats).
     float_tolerance: float = 1e-6

@@ -25,23 +25,23 @@ from typing import Any
 
 from omegaconf import DictConfig, OmegaConf
 
-from codefu_trainer.config import (
+from codefu_trainer.reward.rules import REWARD_VERDICTS
+from codefu_trainer.training.config import (
     ModelKind,
     TrainConfig,
     checkpoint_dir,
     final_model_dir,
     mlflow_tracking_uri,
 )
-from codefu_trainer.tracking import Tracker
+from codefu_trainer.training.tracking import Tracker
 
 MINI_BATCHES = 2  # PPO updates per generation batch
-VERDICTS = ("AC", "WA", "TLE", "MLE", "RE", "OLE", "CE", "SV", "IE", "NO_CODE", "DEADLINE")
 
 
 def load_prompts(
     train_file: Path, max_prompt_chars: int, limit: int | None = None
 ) -> list[dict[str, Any]]:
-    """Rows of a prepared parquet (Contract 2) as {prompt, ground_truth (JSON), name}.
+    """Rows of a prepared parquet as {prompt, ground_truth (JSON), name}.
 
     A prompt longer than `max_prompt_chars` keeps its beginning (the instruction and the
     start of the statement): the tiny model's context is short.
@@ -132,7 +132,7 @@ def score_metrics(results: Sequence[Mapping[str, Any]]) -> dict[str, float]:
         / n,
     }
     counts = Counter(str(r.get("verdict", "")) for r in results)
-    for verdict in sorted(set(VERDICTS) | set(counts)):
+    for verdict in sorted(set(REWARD_VERDICTS) | set(counts)):
         out[f"judge/verdict/{verdict}"] = counts.get(verdict, 0) / n
     return out
 
@@ -240,48 +240,36 @@ def _algorithm_settings(verl: DictConfig) -> dict[str, Any]:
     }
 
 
-def run(cfg: TrainConfig, verl: DictConfig, run_dir: Path) -> Path:
-    """Run the rehearsal; returns the final model directory."""
-    import ray
-    from datasets import Dataset
-    from transformers import AutoTokenizer, PrinterCallback
-    from transformers.utils import logging as hf_logging
+def _base_model(cfg: TrainConfig, rows: Sequence[Mapping[str, Any]], run_dir: Path) -> Path:
+    """The policy's starting point: the tiny model (warm-started) or `model.path`."""
+    if cfg.model.kind is not ModelKind.tiny:
+        return Path(cfg.model.path)
+    from codefu_trainer.training.tiny_model import warm_start, write_tiny_model
+
+    r = cfg.rehearsal
+
+    def warmup(model: Any, tok: Any) -> None:
+        if r.warmup_steps <= 0:
+            return
+        start = time.perf_counter()
+        prompts = [row["prompt"] for row in rows]
+        losses = warm_start(
+            model, tok, prompts, r.warmup_response, steps=r.warmup_steps, lr=r.warmup_lr
+        )
+        print(
+            f"codefu-train: warm start of the tiny model: {len(losses)} steps, loss "
+            f"{losses[0]:.3f} -> {losses[-1]:.3f} in {time.perf_counter() - start:.1f}s",
+            flush=True,
+        )
+
+    return write_tiny_model(cfg.model.tiny, run_dir / "base_model", warmup)
+
+
+def _grpo_args(cfg: TrainConfig, algo: Mapping[str, Any], ckpt_dir: Path) -> Any:
+    """TRL's GRPOConfig for one veRL step = one generation batch + MINI_BATCHES updates."""
     from trl import GRPOConfig
 
-    from codefu_trainer.reward_service import RewardService
-    from codefu_trainer.tiny_model import warm_start, write_tiny_model
-    from codefu_trainer.verl_config import data_files
-
-    hf_logging.disable_progress_bar()
     r = cfg.rehearsal
-    run_dir.mkdir(parents=True, exist_ok=True)
-    train_file, _ = data_files(cfg)
-    rows = load_prompts(train_file, max_prompt_chars=r.max_prompt_tokens)
-    dataset = Dataset.from_list(rows)
-    if cfg.model.kind is ModelKind.tiny:
-
-        def warmup(model: Any, tok: Any) -> None:
-            if r.warmup_steps <= 0:
-                return
-            start = time.perf_counter()
-            prompts = [row["prompt"] for row in rows]
-            losses = warm_start(
-                model, tok, prompts, r.warmup_response, steps=r.warmup_steps, lr=r.warmup_lr
-            )
-            print(
-                f"codefu-train: warm start of the tiny model: {len(losses)} steps, loss "
-                f"{losses[0]:.3f} -> {losses[-1]:.3f} in {time.perf_counter() - start:.1f}s",
-                flush=True,
-            )
-
-        model_path = write_tiny_model(cfg.model.tiny, run_dir / "base_model", warmup)
-    else:
-        model_path = Path(cfg.model.path)
-    tokenizer = AutoTokenizer.from_pretrained(str(model_path))
-
-    algo = _algorithm_settings(verl)
-    ckpt_dir = checkpoint_dir(run_dir)
-    resume = latest_checkpoint(ckpt_dir) if r.resume else None
     generation_batch = r.prompts_per_step * r.num_generations
     if generation_batch % MINI_BATCHES:
         raise ValueError(
@@ -289,11 +277,10 @@ def run(cfg: TrainConfig, verl: DictConfig, run_dir: Path) -> Path:
             f"a multiple of {MINI_BATCHES}: one generation batch is split into that many PPO "
             "mini-batches."
         )
-    per_update = generation_batch // MINI_BATCHES
-    args = GRPOConfig(
+    return GRPOConfig(
         output_dir=str(ckpt_dir),
         max_steps=r.steps * MINI_BATCHES,
-        per_device_train_batch_size=per_update,
+        per_device_train_batch_size=generation_batch // MINI_BATCHES,
         gradient_accumulation_steps=1,
         steps_per_generation=MINI_BATCHES,
         num_generations=r.num_generations,
@@ -312,13 +299,46 @@ def run(cfg: TrainConfig, verl: DictConfig, run_dir: Path) -> Path:
         disable_tqdm=True,
         **algo,
     )
-    started_ray = not ray.is_initialized()
-    if started_ray:
-        # A cluster of our own unless RAY_ADDRESS names one: a bare ray.init() would join
-        # any Ray cluster already running on this machine.
-        address = os.environ.get("RAY_ADDRESS") or "local"
-        ray_temp_dir_outside_venv()
-        ray.init(address=address, include_dashboard=False, configure_logging=False)
+
+
+def _start_ray() -> bool:
+    """Start a Ray cluster of our own unless one is connected; True when this started it.
+
+    RAY_ADDRESS names a cluster to join; a bare ray.init() would join any Ray cluster
+    already running on this machine.
+    """
+    import ray
+
+    if ray.is_initialized():
+        return False
+    ray_temp_dir_outside_venv()
+    address = os.environ.get("RAY_ADDRESS") or "local"
+    ray.init(address=address, include_dashboard=False, configure_logging=False)
+    return True
+
+
+def run(cfg: TrainConfig, verl: DictConfig, run_dir: Path) -> Path:
+    """Run the rehearsal; returns the final model directory."""
+    import ray
+    from datasets import Dataset
+    from transformers import AutoTokenizer, PrinterCallback
+    from transformers.utils import logging as hf_logging
+
+    from codefu_trainer.reward.service import RewardService
+    from codefu_trainer.training.verl_config import data_files
+
+    hf_logging.disable_progress_bar()
+    r = cfg.rehearsal
+    run_dir.mkdir(parents=True, exist_ok=True)
+    train_file, _ = data_files(cfg)
+    rows = load_prompts(train_file, max_prompt_chars=r.max_prompt_tokens)
+    model_path = _base_model(cfg, rows, run_dir)
+    tokenizer = AutoTokenizer.from_pretrained(str(model_path))
+    algo = _algorithm_settings(verl)
+    ckpt_dir = checkpoint_dir(run_dir)
+    resume = latest_checkpoint(ckpt_dir) if r.resume else None
+    args = _grpo_args(cfg, algo, ckpt_dir)
+    started_ray = _start_ray()
     service = RewardService(cfg.reward)
     reward = JudgeReward(service)
     params = {
@@ -336,12 +356,11 @@ def run(cfg: TrainConfig, verl: DictConfig, run_dir: Path) -> Path:
     )
     trainer_ref: list[Any] = []
     try:
-        trainer_cls = _make_trainer_class()
-        trainer = trainer_cls(
+        trainer = _make_trainer_class()(
             model=str(model_path),
             reward_funcs=[reward],
             args=args,
-            train_dataset=dataset,
+            train_dataset=Dataset.from_list(rows),
             processing_class=tokenizer,
             callbacks=[_make_callback(reward, tracker, trainer_ref)],
         )
@@ -358,7 +377,7 @@ def run(cfg: TrainConfig, verl: DictConfig, run_dir: Path) -> Path:
         service.close()
         if started_ray:
             ray.shutdown()
-    from codefu_trainer.report import make_plots
+    from codefu_trainer.training.report import make_plots
 
     plots = make_plots(run_dir)
     print(

@@ -2,8 +2,8 @@
 
 `conf/train.yaml` composes the groups `cluster`, `data`, `reward`, `model` into a
 `TrainConfig`. Every group is backed by a dataclass registered in Hydra's ConfigStore,
-so a misspelled key or a wrong type is an error naming the key. veRL's own
-configuration (`conf/verl/grpo.yaml`) is composed afterwards, see `codefu_trainer.verl_config`.
+so a misspelled key or a wrong type is an error naming the key. veRL's own configuration
+(`conf/verl/grpo.yaml`) is composed afterwards (`codefu_trainer.training.verl_config`).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from hydra.core.config_store import ConfigStore
 from omegaconf import MISSING
 
 from codefu_data.config import DataConfig
-from codefu_trainer.reward_config import RewardConfig
+from codefu_trainer.reward.config import RewardConfig
 
 SAGEMAKER_CHECKPOINT_DIR = "/opt/ml/checkpoints"
 
@@ -48,7 +48,7 @@ class InstanceGroupConfig:
 
 @dataclass
 class SageMakerConfig:
-    """A SageMaker training job (Contract 5 JobSpec fields)."""
+    """A SageMaker training job (the fields of codefu_launcher.submit.JobSpec)."""
 
     base_job_name: str = "codefu-grpo"
     # Homogeneous cluster: instance_type x instance_count. Heterogeneous: instance_groups.
@@ -180,7 +180,7 @@ OUR_KEYS = ("cluster", "data", "reward", "model", "run", "rehearsal")
 def register_configs() -> None:
     """Register the schemas in Hydra's ConfigStore (idempotent)."""
     from codefu_data.config import register_configs as register_data_configs
-    from codefu_trainer.reward_config import register_reward_schema
+    from codefu_trainer.reward.config import register_reward_schema
 
     register_data_configs()
     register_reward_schema()

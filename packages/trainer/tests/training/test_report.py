@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from codefu_trainer.report import main
-from codefu_trainer.tracking import Tracker, read_metrics
+from codefu_trainer.training.report import main
+from codefu_trainer.training.tracking import Tracker, read_metrics
 
 PNG = b"\x89PNG\r\n\x1a\n"
 

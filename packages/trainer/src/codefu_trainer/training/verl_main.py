@@ -16,11 +16,7 @@ from pathlib import Path
 
 from omegaconf import DictConfig, OmegaConf
 
-from codefu_trainer.config import TrainConfig, final_model_dir
-
-
-class MissingRolloutEngine(RuntimeError):
-    pass
+from codefu_trainer.training.config import TrainConfig, final_model_dir
 
 
 def latest_actor_checkpoint(ckpt_root: Path) -> Path | None:

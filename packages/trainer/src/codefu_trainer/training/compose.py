@@ -1,20 +1,13 @@
-"""`codefu-train --config-dir CONF [OVERRIDES...]`: compose, validate, record, dispatch.
+"""Composing a run: both configuration stages, checks across keys, where the run writes.
 
 1. Stage 1: conf/train.yaml (our groups cluster/data/reward/model + run/rehearsal).
 2. Stage 2: conf/verl/grpo.yaml (veRL's ppo_trainer + CodeFu GRPO defaults) with overrides
    derived from stage 1 and the user's overrides addressed to veRL.
 3. The resolved configs are written to <run dir>/config/.
-4. cluster.kind: local → veRL on this machine's GPUs (or a SageMaker job's Ray cluster);
-   cpu → the CPU rehearsal; sagemaker → a SageMaker training job (dry run by default).
-
-Exit codes: 0 done, 2 configuration error, 3 missing prerequisite (no GPU, no data, no
-credentials), 1 the run itself failed.
 """
 
 from __future__ import annotations
 
-import argparse
-import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -22,14 +15,15 @@ from pathlib import Path
 
 from omegaconf import DictConfig, OmegaConf
 
-from codefu_trainer.config import (
+from codefu_data.compose import compose_config
+from codefu_trainer.training.config import (
     ClusterKind,
     GroupRole,
     ModelKind,
     TrainConfig,
     register_configs,
 )
-from codefu_trainer.overrides import (
+from codefu_trainer.training.overrides import (
     ConfigError,
     Override,
     check_group_choices,
@@ -38,8 +32,6 @@ from codefu_trainer.overrides import (
 )
 
 GROUPS = ("cluster", "data", "reward", "model")
-EXIT_CONFIG = 2
-EXIT_PREREQUISITE = 3
 
 
 class PrerequisiteError(RuntimeError):
@@ -51,7 +43,6 @@ class ComposedRun:
     """Everything a dispatch needs: both configs, where the run writes, the raw overrides."""
 
     cfg: TrainConfig
-    train_node: DictConfig
     verl: DictConfig | None
     run_dir: Path
     conf_dir: Path
@@ -66,38 +57,18 @@ def compose_train(
     conf_dir: Path, ours: Sequence[Override], config_name: str = "train"
 ) -> DictConfig:
     """Stage 1 composition with checks that name a bad option or key and list valid ones."""
-    from hydra import compose, initialize_config_dir
-    from hydra.core.global_hydra import GlobalHydra
-    from hydra.errors import HydraException
-    from omegaconf.errors import OmegaConfBaseException
-
-    if not (conf_dir / f"{config_name}.yaml").is_file():
-        raise ConfigError(
-            f"No {config_name}.yaml in {conf_dir}: pass --config-dir pointing at the "
-            "repository's conf/."
-        )
     register_configs()
     check_group_choices(conf_dir, ours, GROUPS)
     group_choices = [o.text for o in ours if o.key in GROUPS]
-    GlobalHydra.instance().clear()
-    try:
-        with initialize_config_dir(str(conf_dir.resolve()), version_base=None):
-            base = compose(config_name=config_name, overrides=group_choices)
-            extra: list[str] = []
-            default_model = base.cluster.get("default_model")
-            if default_model and not any(o.key == "model" for o in ours):
-                extra = [f"model={default_model}"]
-                check_group_choices(
-                    conf_dir, [Override(extra[0], "", "model", default_model)], GROUPS
-                )
-                base = compose(config_name=config_name, overrides=[*group_choices, *extra])
-            check_keys(
-                base, [o for o in ours if o.key not in GROUPS], where=f"conf/{config_name}.yaml"
-            )
-            return compose(config_name=config_name, overrides=[*extra, *(o.text for o in ours)])
-    except (HydraException, OmegaConfBaseException) as exc:
-        cause = f"\n  {exc.__cause__}" if exc.__cause__ else ""
-        raise ConfigError(f"{exc}{cause}") from exc
+    base = compose_config(conf_dir, config_name, group_choices)
+    extra: list[str] = []
+    default_model = base.cluster.get("default_model")
+    if default_model and not any(o.key == "model" for o in ours):
+        extra = [f"model={default_model}"]
+        check_group_choices(conf_dir, [Override(extra[0], "", "model", default_model)], GROUPS)
+        base = compose_config(conf_dir, config_name, [*group_choices, *extra])
+    check_keys(base, [o for o in ours if o.key not in GROUPS], where=f"conf/{config_name}.yaml")
+    return compose_config(conf_dir, config_name, [*extra, *(o.text for o in ours)])
 
 
 def to_train_config(node: DictConfig) -> TrainConfig:
@@ -178,7 +149,7 @@ def compose_run(
     with_verl: bool = True,
 ) -> ComposedRun:
     """Both stages; `gpus_detected` stands for this machine's GPUs where the cluster says 0."""
-    from codefu_trainer.verl_config import build_verl_config, validate_verl_config
+    from codefu_trainer.training.verl_config import build_verl_config, validate_verl_config
 
     ours, theirs = split_overrides(overrides)
     node = compose_train(conf_dir, ours)
@@ -192,7 +163,7 @@ def compose_run(
         verl = build_verl_config(cfg, conf_dir, run_dir, theirs, gpus_per_node=gpus)
         if cfg.cluster.kind is not ClusterKind.cpu:
             validate_verl_config(verl)
-    return ComposedRun(cfg, node, verl, run_dir, conf_dir, list(overrides))
+    return ComposedRun(cfg, verl, run_dir, conf_dir, list(overrides))
 
 
 def write_resolved(run: ComposedRun) -> Path:
@@ -208,7 +179,7 @@ def write_resolved(run: ComposedRun) -> Path:
 
 
 def require_data(cfg: TrainConfig) -> None:
-    from codefu_trainer.verl_config import data_files
+    from codefu_trainer.training.verl_config import data_files
 
     train, test = data_files(cfg)
     if str(train).startswith("s3:"):
@@ -220,84 +191,3 @@ def require_data(cfg: TrainConfig) -> None:
             f"Run `nox -s prepare` first (it writes {cfg.data.out_dir}/<tier>/"
             "{train,test}.parquet), or point data.out_dir at a prepared dataset."
         )
-
-
-def run_local(conf_dir: Path, overrides: Sequence[str]) -> int:
-    from codefu_trainer.gpu import NO_GPU_MESSAGE, visible_gpu_count
-
-    gpus = visible_gpu_count()
-    if gpus == 0:
-        raise PrerequisiteError(NO_GPU_MESSAGE)
-    run = compose_run(conf_dir, overrides, gpus_detected=gpus)
-    require_data(run.cfg)
-    write_resolved(run)
-    from codefu_trainer import verl_main
-
-    assert run.verl is not None
-    return verl_main.run(run.verl, run.cfg, run.run_dir)
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="codefu-train",
-        description=(
-            "Compose conf/train.yaml + conf/verl/grpo.yaml and train: cluster=local (veRL on "
-            "this machine's GPUs), cluster=cpu (CPU rehearsal), cluster=sagemaker_* (submit a "
-            "job). "
-            "Overrides whose first key is cluster/data/reward/model/run/rehearsal are ours; others "
-            "go to veRL (prefix verl. for veRL's own data./reward./model. keys)."
-        ),
-    )
-    parser.add_argument(
-        "--config-dir", type=Path, default=None, help="the repository's conf/ (default ./conf)"
-    )
-    parser.add_argument(
-        "--check",
-        action="store_true",
-        help="compose and validate both configs, print them, start nothing",
-    )
-    parser.add_argument(
-        "overrides", nargs="*", help="Hydra overrides, e.g. cluster=cpu trainer.total_epochs=1"
-    )
-    args = parser.parse_args(argv)
-    conf_dir: Path = (args.config_dir or default_conf_dir()).expanduser().resolve()
-    try:
-        if args.check:
-            run = compose_run(conf_dir, args.overrides, gpus_detected=8)
-            print(OmegaConf.to_yaml(OmegaConf.structured(run.cfg), resolve=True))
-            print("# --- veRL ---")
-            assert run.verl is not None
-            print(OmegaConf.to_yaml(run.verl, resolve=False))
-            print(
-                "codefu-train: both configs composed and validated; nothing started.",
-                file=sys.stderr,
-            )
-            return 0
-        ours, _ = split_overrides(args.overrides)
-        kind = to_train_config(compose_train(conf_dir, ours)).cluster.kind
-        if kind is ClusterKind.local:
-            return run_local(conf_dir, args.overrides)
-        if kind is ClusterKind.cpu:
-            run = compose_run(conf_dir, args.overrides)
-            require_data(run.cfg)
-            write_resolved(run)
-            from codefu_trainer import rehearsal
-
-            assert run.verl is not None
-            rehearsal.run(run.cfg, run.verl, run.run_dir)
-            return 0
-        run = compose_run(conf_dir, args.overrides)
-        write_resolved(run)
-        from codefu_trainer import submit
-
-        return submit.submit_run(run)
-    except ConfigError as exc:
-        print(f"codefu-train: configuration error: {exc}\nNothing was started.", file=sys.stderr)
-        return EXIT_CONFIG
-    except PrerequisiteError as exc:
-        print(f"codefu-train: {exc}", file=sys.stderr)
-        return EXIT_PREREQUISITE
-
-
-if __name__ == "__main__":
-    sys.exit(main())

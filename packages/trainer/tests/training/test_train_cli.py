@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from codefu_trainer.gpu import visible_gpu_count
-from codefu_trainer.train_cli import main
+from codefu_trainer.training.cli import main
+from codefu_trainer.training.gpu import visible_gpu_count
 
-from .conftest import CONF
+from ..conftest import CONF
 
 
 def _run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:

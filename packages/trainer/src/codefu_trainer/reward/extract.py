@@ -1,4 +1,4 @@
-"""Extract the C++ answer from a model response (DESIGN §5).
+"""Extract the C++ answer from a model response.
 
 Rules, in order:
 

@@ -1,0 +1,114 @@
+"""`codefu-train --config-dir CONF [OVERRIDES...]`: compose, validate, record, dispatch.
+
+Composition is `codefu_trainer.training.compose`. Then cluster.kind decides: local → veRL
+on this machine's GPUs (or a SageMaker job's Ray cluster); cpu → the CPU rehearsal;
+sagemaker → a SageMaker training job (dry run by default).
+
+Exit codes: 0 done, 2 configuration error, 3 missing prerequisite (no GPU, no data, no
+credentials), 1 the run itself failed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from omegaconf import OmegaConf
+
+from codefu_trainer.training.compose import (
+    PrerequisiteError,
+    compose_run,
+    compose_train,
+    default_conf_dir,
+    require_data,
+    to_train_config,
+    write_resolved,
+)
+from codefu_trainer.training.config import ClusterKind
+from codefu_trainer.training.overrides import ConfigError, split_overrides
+
+EXIT_CONFIG = 2
+EXIT_PREREQUISITE = 3
+
+
+def run_local(conf_dir: Path, overrides: Sequence[str]) -> int:
+    from codefu_trainer.training.gpu import NO_GPU_MESSAGE, visible_gpu_count
+
+    gpus = visible_gpu_count()
+    if gpus == 0:
+        raise PrerequisiteError(NO_GPU_MESSAGE)
+    run = compose_run(conf_dir, overrides, gpus_detected=gpus)
+    require_data(run.cfg)
+    write_resolved(run)
+    from codefu_trainer.training import verl_main
+
+    assert run.verl is not None
+    return verl_main.run(run.verl, run.cfg, run.run_dir)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="codefu-train",
+        description=(
+            "Compose conf/train.yaml + conf/verl/grpo.yaml and train: cluster=local (veRL on "
+            "this machine's GPUs), cluster=cpu (CPU rehearsal), cluster=sagemaker_* (submit a "
+            "job). "
+            "Overrides whose first key is cluster/data/reward/model/run/rehearsal are ours; others "
+            "go to veRL (prefix verl. for veRL's own data./reward./model. keys)."
+        ),
+    )
+    parser.add_argument(
+        "--config-dir", type=Path, default=None, help="the repository's conf/ (default ./conf)"
+    )
+    parser.add_argument(
+        "--check",
+        action="store_true",
+        help="compose and validate both configs, print them, start nothing",
+    )
+    parser.add_argument(
+        "overrides", nargs="*", help="Hydra overrides, e.g. cluster=cpu trainer.total_epochs=1"
+    )
+    args = parser.parse_args(argv)
+    conf_dir: Path = (args.config_dir or default_conf_dir()).expanduser().resolve()
+    try:
+        if args.check:
+            run = compose_run(conf_dir, args.overrides, gpus_detected=8)
+            print(OmegaConf.to_yaml(OmegaConf.structured(run.cfg), resolve=True))
+            print("# --- veRL ---")
+            assert run.verl is not None
+            print(OmegaConf.to_yaml(run.verl, resolve=False))
+            print(
+                "codefu-train: both configs composed and validated; nothing started.",
+                file=sys.stderr,
+            )
+            return 0
+        ours, _ = split_overrides(args.overrides)
+        kind = to_train_config(compose_train(conf_dir, ours)).cluster.kind
+        if kind is ClusterKind.local:
+            return run_local(conf_dir, args.overrides)
+        if kind is ClusterKind.cpu:
+            run = compose_run(conf_dir, args.overrides)
+            require_data(run.cfg)
+            write_resolved(run)
+            from codefu_trainer.training import rehearsal
+
+            assert run.verl is not None
+            rehearsal.run(run.cfg, run.verl, run.run_dir)
+            return 0
+        run = compose_run(conf_dir, args.overrides)
+        write_resolved(run)
+        from codefu_trainer.training import sagemaker_job
+
+        return sagemaker_job.submit_run(run)
+    except ConfigError as exc:
+        print(f"codefu-train: configuration error: {exc}\nNothing was started.", file=sys.stderr)
+        return EXIT_CONFIG
+    except PrerequisiteError as exc:
+        print(f"codefu-train: {exc}", file=sys.stderr)
+        return EXIT_PREREQUISITE
+
+
+if __name__ == "__main__":
+    sys.exit(main())
