@@ -7,7 +7,9 @@ Hydra overrides for `prepare` and `train`, pytest arguments for `tests` and
 
 from __future__ import annotations
 
+import hashlib
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -26,14 +28,18 @@ LOCAL_DEPS: dict[str, tuple[str, ...]] = {
     "launcher": (),
     "trainer": ("sandbox", "data", "launcher"),
 }
-# Suites whose dependencies pull torch (veRL): torch is installed first, CPU build without CUDA.
-NEEDS_TORCH = {"data", "trainer"}
-TORCH_VERSION = "2.13.0"
+# Locked dependency sets (locks/<profile>.txt, made by `nox -s lock` from locks/<profile>.in):
+# cpu for tests, the rehearsal and CPU machines; cuda for training on Linux + NVIDIA GPUs.
+LOCKS = ROOT / "locks"
+PROFILES = ("cpu", "cuda")
+LOCK_PLATFORM = "x86_64-manylinux_2_28"
 SUITE_TIMEOUT = "900"  # pytest-timeout per test: nothing may hang CI
 
 nox.options.default_venv_backend = "uv|virtualenv"
 nox.options.sessions = ["lint", "tests", "judge-tests"]
 nox.options.error_on_missing_interpreters = True
+# Keep each session's environment between runs; `install` skips it when nothing changed.
+nox.options.reuse_venv = "yes"
 # uv must use the interpreters on this machine, never download one.
 os.environ.setdefault("UV_PYTHON_DOWNLOADS", "never")
 # nox points TMPDIR into the session's virtualenv; Ray puts its sockets under its temp dir,
@@ -58,18 +64,25 @@ def has_cuda() -> bool:
     return Path("/proc/driver/nvidia/version").exists() or shutil.which("nvidia-smi") is not None
 
 
+def lock_profile() -> str:
+    """The lock this machine installs from: `cuda` on Linux with an NVIDIA driver, else `cpu`."""
+    return "cuda" if has_cuda() and sys.platform == "linux" else "cpu"
+
+
 def _pip_find_links() -> list[str]:
     """Wheel folders from pip's configuration; uv does not read pip's config files."""
-    try:
-        out = subprocess.run(
-            [sys.executable, "-m", "pip", "config", "list"],
-            capture_output=True,
-            text=True,
-            check=False,
-            timeout=30,
-        ).stdout
-    except (OSError, subprocess.TimeoutExpired):
-        return []
+    out = ""
+    # This interpreter's pip, else the pip on PATH (a uv-made environment has no pip).
+    for pip in ([sys.executable, "-m", "pip"], [shutil.which("pip3") or "pip3"]):
+        try:
+            done = subprocess.run(
+                [*pip, "config", "list"], capture_output=True, text=True, check=False, timeout=30
+            )
+        except (OSError, subprocess.TimeoutExpired):
+            continue
+        if done.returncode == 0:
+            out = done.stdout
+            break
     links: list[str] = []
     for line in out.splitlines():
         key, _, value = line.partition("=")
@@ -78,73 +91,71 @@ def _pip_find_links() -> list[str]:
     return list(dict.fromkeys(links))
 
 
-def torch_requirement() -> str:
-    """`torch==X` on a CUDA machine, its `+cpu` build otherwise."""
-    return f"torch=={TORCH_VERSION}" + ("" if has_cuda() else "+cpu")
+def find_links_args(profile: str) -> list[str]:
+    """`--find-links` for pip's configured wheel folders, where the `+cpu` torch may lie.
 
-
-def find_links_args() -> list[str]:
-    """`--find-links` for pip's configured wheel folders, where the CPU torch may lie.
-
-    Without CUDA only: those folders may hold `+cpu` wheels, which would win over CUDA ones.
+    CPU profile only: those folders may hold `+cpu` wheels, which would win over CUDA ones.
     """
-    if has_cuda():
+    if profile != "cpu":
         return []
     return [arg for link in _pip_find_links() for arg in ("--find-links", link)]
 
 
-def install_torch(session: nox.Session) -> None:
-    """Install torch before anything that depends on it.
-
-    With CUDA: the regular build. Without: the `+cpu` build, found through pip's
-    configured wheel folders or an index the user configured (PIP_EXTRA_INDEX_URL /
-    UV_EXTRA_INDEX_URL pointing at PyTorch's CPU wheel index), so no session ever
-    pulls gigabytes of CUDA wheels onto a CPU-only machine.
-    """
-    if has_cuda():
-        session.install(torch_requirement())
-        return
-    links = find_links_args() if session.venv_backend == "uv" else []
-    try:
-        session.install(torch_requirement(), *links)
-    except nox.command.CommandFailed:
-        session.error(
-            f"Could not install the CPU build of torch {TORCH_VERSION}. On a CPU-only "
-            "machine, point PIP_EXTRA_INDEX_URL and UV_EXTRA_INDEX_URL at PyTorch's CPU "
-            "wheel index (or PIP_FIND_LINKS/UV_FIND_LINKS at a folder holding the wheel), "
-            "or set CODEFU_FORCE_CUDA_TORCH=1 to accept the CUDA build."
-        )
-
-
-def torch_constraint(session: nox.Session) -> list[str]:
-    """`-c FILE` arguments that keep later installs on the torch build installed first."""
-    constraints = Path(session.create_tmp()) / "torch-constraint.txt"
-    constraints.write_text(torch_requirement() + "\n")
-    return ["-c", str(constraints)]
-
-
-def install_packages(session: nox.Session, *packages: str, extras: str = "") -> None:
-    """Editable installs of local packages and their local dependencies, torch first if needed."""
+def editables(**extras: str) -> list[str]:
+    """`-e packages/<name>[extras]` for each named package and the local packages it needs."""
     wanted: list[str] = []
-    for package in packages:
+    for package in extras:
         for dep in (*LOCAL_DEPS[package], package):
             if dep not in wanted:
                 wanted.append(dep)
-    constraint: list[str] = []
-    if NEEDS_TORCH & set(packages) and not os.environ.get("CODEFU_FORCE_CUDA_TORCH"):
-        install_torch(session)
-        constraint = torch_constraint(session)
-        if session.venv_backend == "uv":
-            constraint += find_links_args()
     args: list[str] = []
     for dep in wanted:
-        suffix = f"[{extras}]" if extras and dep in packages else ""
+        suffix = f"[{extras[dep]}]" if extras.get(dep) else ""
         args += ["-e", f"packages/{dep}{suffix}"]
-    session.install(*args, *constraint)
+    return args
 
 
-def install_group(session: nox.Session, group: str) -> None:
-    session.install(*nox.project.dependency_groups(_pyproject(ROOT / "pyproject.toml"), group))
+def group(name: str) -> list[str]:
+    """The requirements of a dependency group of the root pyproject.toml."""
+    return list(nox.project.dependency_groups(_pyproject(ROOT / "pyproject.toml"), name))
+
+
+def _install_fingerprint(profile: str, requirements: tuple[str, ...]) -> str:
+    """What an environment's installs depend on: the lock, the pyprojects, the request."""
+    digest = hashlib.sha256("\0".join((profile, *requirements)).encode())
+    pyprojects = [
+        ROOT / "pyproject.toml",
+        *(ROOT / "packages" / p / "pyproject.toml" for p in PACKAGES),
+    ]
+    for path in (LOCKS / f"{profile}.txt", *pyprojects):
+        digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+def install(session: nox.Session, *requirements: str) -> None:
+    """Install `requirements` pinned by this machine's lock (`-c locks/<profile>.txt`).
+
+    A reused environment that already holds exactly this (same requirements, same lock,
+    same pyprojects) is left as it is: nothing is installed or even resolved again.
+    """
+    profile = lock_profile()
+    stamp = Path(session.virtualenv.location) / ".codefu-installed"
+    fingerprint = _install_fingerprint(profile, requirements)
+    if stamp.is_file() and stamp.read_text() == fingerprint:
+        session.log(f"Environment up to date with locks/{profile}.txt: nothing to install.")
+        return
+    links = find_links_args(profile) if session.venv_backend == "uv" else []
+    try:
+        session.install(*requirements, "-c", str(LOCKS / f"{profile}.txt"), *links)
+    except nox.command.CommandFailed:
+        if profile == "cuda":
+            raise
+        session.error(
+            "Could not install from locks/cpu.txt (above). If torch's `+cpu` build was not "
+            "found: point PIP_EXTRA_INDEX_URL and UV_EXTRA_INDEX_URL at PyTorch's CPU wheel "
+            "index (or PIP_FIND_LINKS/UV_FIND_LINKS at a folder holding the wheel)."
+        )
+    stamp.write_text(fingerprint)
 
 
 def run_pytest(session: nox.Session, *args: str) -> None:
@@ -159,13 +170,14 @@ def run_pytest(session: nox.Session, *args: str) -> None:
 @nox.session(python=PYTHON)
 @nox.parametrize("package", [*PACKAGES, "repo"])
 def tests(session: nox.Session, package: str) -> None:
-    """Run one package's test suite in its own environment (`repo`: repository-level checks)."""
-    install_group(session, "test")
+    """Run one package's test suite in its own environment (`repo`: repository-level checks,
+    the lock check among them)."""
     if package == "repo":
-        session.install("nox>=2025.2.9", "pyyaml>=6")
+        install(session, *group("test"), "nox>=2025.2.9", "pyyaml>=6", "uv>=0.5")
         run_pytest(session, "tests")
         return
-    install_packages(session, package, extras="test")
+    extras = "test,train" if package == "trainer" else "test"
+    install(session, *group("test"), *editables(**{package: extras}))
     ignore = ["--ignore=packages/sandbox/tests/judge"] if package == "sandbox" else []
     run_pytest(session, f"packages/{package}/tests", *ignore)
 
@@ -173,25 +185,84 @@ def tests(session: nox.Session, package: str) -> None:
 @nox.session(name="judge-tests", python=PYTHON)
 def judge_tests(session: nox.Session) -> None:
     """The judge's security and accuracy suite: real attacks against the real sandbox."""
-    install_group(session, "test")
-    install_packages(session, "sandbox", extras="test")
+    install(session, *group("test"), *editables(sandbox="test"))
     run_pytest(session, "packages/sandbox/tests/judge")
 
 
 @nox.session(python=PYTHON)
 def lint(session: nox.Session) -> None:
     """ruff check, ruff format --check, and mypy over every package."""
-    install_group(session, "lint")
-    session.install("nox>=2025.2.9")
+    install(session, *group("lint"), "nox>=2025.2.9")
     session.run("ruff", "check", ".")
     session.run("ruff", "format", "--check", ".")
     session.run("mypy")
 
 
+def _lock_pins(path: Path) -> set[str]:
+    """The `name==version[ ; marker]` lines of a compiled lock, comments dropped."""
+    lines = (line.split("#", 1)[0].strip() for line in path.read_text().splitlines())
+    return {re.sub(r"\s+", " ", line) for line in lines if "==" in line}
+
+
+def compile_lock(session: nox.Session, profile: str, out: Path) -> None:
+    """`uv pip compile locks/<profile>.in` (+ the root dev group) for Linux x86-64, Python
+    3.11, into `out`. uv keeps the versions `out` already pins where they still fit."""
+    env = None
+    if profile == "cuda":  # a CPU wheel index would hand the CUDA profile `+cpu` torch
+        env = {"UV_EXTRA_INDEX_URL": None, "UV_FIND_LINKS": None}
+    local = [arg for p in PACKAGES for arg in ("--no-emit-package", f"codefu-{p}")]
+    session.run(
+        "uv", "pip", "compile", f"locks/{profile}.in", "--quiet",
+        "--config-file", "locks/uv.toml", "--group", "pyproject.toml:dev",
+        "--python-version", PYTHON, "--python-platform", LOCK_PLATFORM,
+        "--custom-compile-command", "nox -s lock", *local, *find_links_args(profile),
+        "-o", str(out),
+        external=True, env=env,
+    )  # fmt: skip
+
+
+@nox.session(python=False)
+def lock(session: nox.Session) -> None:
+    """Compile locks/{cpu,cuda}.txt from locks/*.in and the pyprojects with uv.
+
+    `-- --check [PROFILE]`: fail when a lock no longer matches what the pyprojects resolve
+    to, or a profile no longer resolves (CI runs this through `nox -s tests`).
+    """
+    check = "--check" in session.posargs
+    profiles = [a for a in session.posargs if a != "--check"] or list(PROFILES)
+    unknown = set(profiles) - set(PROFILES)
+    if unknown:
+        session.error(f"Unknown profiles {sorted(unknown)}; choose from {', '.join(PROFILES)}.")
+    for profile in profiles:
+        lock_file = LOCKS / f"{profile}.txt"
+        if not check:
+            compile_lock(session, profile, lock_file)
+            continue
+        fresh = Path(session.create_tmp()) / f"{profile}.txt"
+        shutil.copyfile(lock_file, fresh)
+        try:
+            compile_lock(session, profile, fresh)
+        except nox.command.CommandFailed:
+            session.error(
+                f"locks/{profile}.in no longer resolves (uv's reason above): fix the "
+                "pins in the pyprojects, then run `nox -s lock` and commit locks/."
+            )
+        stale, new = _lock_pins(lock_file), _lock_pins(fresh)
+        if stale != new:
+            changes = [f"-{pin}" for pin in sorted(stale - new)] + [
+                f"+{pin}" for pin in sorted(new - stale)
+            ]
+            session.error(
+                f"locks/{profile}.txt does not match the pyprojects ({', '.join(changes)}): "
+                "run `nox -s lock` and commit locks/."
+            )
+        session.log(f"locks/{profile}.txt matches the pyprojects and resolves.")
+
+
 @nox.session(python=PYTHON)
 def prepare(session: nox.Session) -> None:
     """Prepare the tiered veRL datasets; arguments are Hydra overrides (e.g. data.source=DIR)."""
-    install_packages(session, "data", extras="validate")
+    install(session, *editables(data="validate"))
     session.run("codefu-data", "prepare", "--config-dir", str(ROOT / "conf"), *session.posargs)
 
 
@@ -201,9 +272,8 @@ def train(session: nox.Session) -> None:
 
     Arguments are Hydra overrides: `nox -s train -- cluster=sagemaker_p4de trainer.total_epochs=1`.
     """
-    gpu = has_cuda() and sys.platform == "linux"
-    install_packages(session, "trainer", extras="gpu" if gpu else "")
-    session.install("-e", "packages/launcher[submit]")
+    extras = "train,gpu" if lock_profile() == "cuda" else "train"
+    install(session, *editables(trainer=extras, launcher="submit"))
     session.run("codefu-train", "--config-dir", str(ROOT / "conf"), *session.posargs)
 
 
@@ -214,15 +284,14 @@ def report(session: nox.Session) -> None:
         session.error(
             "Usage: nox -s report -- RUN_DIR (a run directory written by `nox -s train`)."
         )
-    install_packages(session, "trainer")
+    install(session, *editables(trainer="train"))
     session.run("python", "-m", "codefu_trainer.training.report", *session.posargs)
 
 
 @nox.session(python=PYTHON)
 def bench(session: nox.Session) -> None:
     """Benchmarks: `nox -s bench -- judge|reward|data` (all when none is named)."""
-    install_packages(session, "trainer", extras="test")
-    install_group(session, "test")
+    install(session, *group("test"), *editables(trainer="test"))
     names = session.posargs or ["judge", "reward", "data"]
     for name in names:
         script = ROOT / "benchmarks" / f"bench_{name}.py"
@@ -236,8 +305,9 @@ def bench(session: nox.Session) -> None:
 
 @nox.session(python=PYTHON)
 def build(session: nox.Session) -> None:
-    """Wheels and sdists of the four packages into dist/, then installed into a fresh venv."""
-    session.install("build>=1.2", "uv>=0.5")
+    """Wheels and sdists of the four packages into dist/, then install-checked in a fresh venv:
+    first the base install (the reward side, no torch), then the trainer's `train` extra."""
+    install(session, "build>=1.2", "uv>=0.5")
     dist = ROOT / "dist"
     shutil.rmtree(dist, ignore_errors=True)
     for package in PACKAGES:
@@ -251,35 +321,42 @@ def build(session: nox.Session) -> None:
             str(dist),
             f"packages/{package}",
         )
-    wheels = sorted(str(p) for p in dist.glob("*.whl"))
+    wheels = {p.name.split("-")[0]: p for p in dist.glob("*.whl")}
     if len(wheels) != len(PACKAGES):
-        session.error(f"Expected {len(PACKAGES)} wheels in dist/, found {len(wheels)}: {wheels}")
+        session.error(f"Expected {len(PACKAGES)} wheels in dist/, found {sorted(wheels)}")
     check = Path(session.create_tmp()) / "install-check"
     shutil.rmtree(check, ignore_errors=True)
     session.run("uv", "venv", "--quiet", "--python", sys.executable, str(check), external=False)
-    py = str(check / "bin" / "python")
-    links = find_links_args()
-    session.run("uv", "pip", "install", "--quiet", "--python", py, torch_requirement(), *links)
-    session.run(
-        "uv",
-        "pip",
-        "install",
-        "--quiet",
-        "--python",
-        py,
-        *wheels,
-        *torch_constraint(session),
-        *links,
-    )
+    py, bin_dir = str(check / "bin" / "python"), check / "bin"
+    profile = lock_profile()
+    locked = ["-c", str(LOCKS / f"{profile}.txt"), *find_links_args(profile)]
+    uv_install = ["uv", "pip", "install", "--quiet", "--python", py, *locked]
+    session.run(*uv_install, *map(str, wheels.values()))
     session.run(
         py,
         "-c",
-        "import codefu_sandbox, codefu_data, codefu_trainer, codefu_launcher; print('imports ok')",
+        "import importlib.util, codefu_sandbox, codefu_data, codefu_launcher, "
+        "codefu_trainer.reward.service\n"
+        "assert importlib.util.find_spec('torch') is None, 'the base install pulled torch'\n"
+        "print('base install: imports ok, no torch')",
         external=True,
     )
     for script in ("codefu-judge", "codefu-data", "codefu-reward", "codefu-launcher"):
-        session.run(str(check / "bin" / script), "--help", silent=True, external=True)
-    session.log(f"Built and install-checked: {', '.join(Path(w).name for w in wheels)}")
+        session.run(str(bin_dir / script), "--help", silent=True, external=True)
+    # Without the training stack codefu-train says what to install and exits 3.
+    session.run(str(bin_dir / "codefu-train"), "--check", external=True, success_codes=[3])
+    trainer = wheels["codefu_trainer"].resolve().as_uri()
+    session.run(*uv_install, f"codefu-trainer[train] @ {trainer}")
+    session.run(
+        str(bin_dir / "codefu-train"),
+        "--config-dir",
+        str(ROOT / "conf"),
+        "--check",
+        "cluster=cpu",
+        silent=True,
+        external=True,
+    )
+    session.log(f"Built and install-checked: {', '.join(sorted(p.name for p in wheels.values()))}")
 
 
 IMAGES = {"train": "docker/train.Dockerfile", "judge": "docker/judge.Dockerfile"}

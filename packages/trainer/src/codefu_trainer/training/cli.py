@@ -11,6 +11,7 @@ credentials), 1 the run itself failed.
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -31,6 +32,22 @@ from codefu_trainer.training.overrides import ConfigError, split_overrides
 
 EXIT_CONFIG = 2
 EXIT_PREREQUISITE = 3
+
+
+def missing_training_stack() -> list[str]:
+    """Distributions of codefu-trainer's `train` extra that are not installed here."""
+    from importlib import metadata
+
+    missing: list[str] = []
+    for requirement in metadata.requires("codefu-trainer") or []:
+        spec, _, marker = requirement.partition(";")
+        if re.search(r"extra\s*==\s*[\"']train[\"']", marker):
+            name = re.split(r"[\s\[<>=!~(]", spec.strip(), maxsplit=1)[0]
+            try:
+                metadata.distribution(name)
+            except metadata.PackageNotFoundError:
+                missing.append(name)
+    return missing
 
 
 def run_local(conf_dir: Path, overrides: Sequence[str]) -> int:
@@ -71,6 +88,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         "overrides", nargs="*", help="Hydra overrides, e.g. cluster=cpu trainer.total_epochs=1"
     )
     args = parser.parse_args(argv)
+    missing = missing_training_stack()
+    if missing:
+        print(
+            f"codefu-train: the training stack is not installed (missing {', '.join(missing)}): "
+            "pip install 'codefu-trainer[train]' ('codefu-trainer[train,gpu]' on a CUDA "
+            "machine), or run it through `nox -s train`.",
+            file=sys.stderr,
+        )
+        return EXIT_PREREQUISITE
     conf_dir: Path = (args.config_dir or default_conf_dir()).expanduser().resolve()
     try:
         if args.check:
