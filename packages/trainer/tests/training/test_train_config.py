@@ -45,7 +45,8 @@ def test_codefu_grpo_defaults(tmp_path: Path) -> None:
     assert rollout.n == 8 and rollout.tensor_model_parallel_size == 2 and rollout.name == "vllm"
     assert v.data.train_batch_size == 64
     assert (v.data.max_prompt_length, v.data.max_response_length) == (4096, 20480)
-    assert actor.ulysses_sequence_parallel_size == 4
+    assert actor.ulysses_sequence_parallel_size == 1  # 4 needs flash attention
+    assert v.actor_rollout_ref.model.override_config.attn_implementation == "sdpa"
     assert actor.optim.lr == pytest.approx(1e-5)
     assert actor.use_kl_loss and actor.kl_loss_type == "low_var_kl"
     assert actor.kl_loss_coef == pytest.approx(0.001) and actor.entropy_coeff == pytest.approx(
@@ -123,7 +124,7 @@ def test_overrides_reach_the_right_stage(tmp_path: Path) -> None:
         (["actor_rollout_ref.actor.loss_agg_mode=bogus"], ["veRL rejected", "bogus"]),
         (["actor_rollout_ref.actor.use_dynamic_bsz=false"], ["veRL rejected", "micro_batch"]),
         (["data.tier=medium"], ["medium", "easy", "hard", "expert"]),
-        (["cluster.gpus_per_node=2"], ["2 GPUs", "ulysses_sequence_parallel_size"]),
+        (["cluster.gpus_per_node=3"], ["3 GPUs", "tensor_model_parallel_size"]),
     ],
 )
 def test_bad_overrides_name_the_problem_and_the_valid_choices(

@@ -149,7 +149,11 @@ def compose_run(
     with_verl: bool = True,
 ) -> ComposedRun:
     """Both stages; `gpus_detected` stands for this machine's GPUs where the cluster says 0."""
-    from codefu_trainer.training.verl_config import build_verl_config, validate_verl_config
+    from codefu_trainer.training.verl_config import (
+        build_verl_config,
+        check_attention,
+        validate_verl_config,
+    )
 
     ours, theirs = split_overrides(overrides)
     node = compose_train(conf_dir, ours)
@@ -163,6 +167,7 @@ def compose_run(
         verl = build_verl_config(cfg, conf_dir, run_dir, theirs, gpus_per_node=gpus)
         if cfg.cluster.kind is not ClusterKind.cpu:
             validate_verl_config(verl)
+            check_attention(verl, loads_here=cfg.cluster.kind is ClusterKind.local)
     return ComposedRun(cfg, verl, run_dir, conf_dir, list(overrides))
 
 

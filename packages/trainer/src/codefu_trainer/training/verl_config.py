@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import warnings
 from collections.abc import Mapping, Sequence
+from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,17 @@ from codefu_trainer.training.config import (
 from codefu_trainer.training.overrides import ConfigError, Override, check_keys, hydra_value
 
 VERL_CONFIG_NAME = "grpo"
+# veRL's default when override_config names none (verl/workers/config/model.py).
+VERL_DEFAULT_ATTENTION = "flash_attention_2"
+# Flash attention implementations → the distribution transformers loads them from.
+FLASH_ATTENTION = {"flash_attention_2": "flash-attn", "flash_attention_3": "flash-attn-3"}
+SP_KEYS = (
+    "actor_rollout_ref.actor.ulysses_sequence_parallel_size",
+    "actor_rollout_ref.actor.fsdp_config.ulysses_sequence_parallel_size",
+    "actor_rollout_ref.ref.ulysses_sequence_parallel_size",
+    "actor_rollout_ref.ref.fsdp_config.ulysses_sequence_parallel_size",
+)
+ATTENTION_KEY = "actor_rollout_ref.model.override_config.attn_implementation"
 
 
 def data_files(cfg: TrainConfig) -> tuple[Path, Path]:
@@ -136,6 +148,39 @@ def validate_verl_config(config: DictConfig, check_reward_function: bool = True)
             raise ConfigError(
                 f"reward.custom_reward_function {fn.path}:{fn.name} cannot be loaded: {exc}"
             ) from exc
+
+
+def attention_implementation(config: DictConfig) -> str:
+    """The attention veRL builds the actor and reference with."""
+    return str(OmegaConf.select(config, ATTENTION_KEY, default=VERL_DEFAULT_ATTENTION))
+
+
+def check_attention(config: DictConfig, *, loads_here: bool) -> None:
+    """Attention settings veRL can carry out.
+
+    veRL implements Ulysses sequence parallelism for LLMs only by patching transformers'
+    flash-attention forward (verl/models/transformers/monkey_patch.py); with another
+    implementation each GPU would attend within its own slice of the sequence. Flash
+    attention needs its package where the model loads (`loads_here`: this machine).
+    """
+    impl = attention_implementation(config)
+    sp = max(int(OmegaConf.select(config, key, default=1) or 1) for key in SP_KEYS)
+    if sp > 1 and impl not in FLASH_ATTENTION:
+        raise ConfigError(
+            f"Ulysses sequence parallel size {sp} needs flash attention, but {ATTENTION_KEY}="
+            f"{impl} (veRL splits sequences across GPUs only inside flash attention): set "
+            "actor_rollout_ref.actor.ulysses_sequence_parallel_size=1, or "
+            f"{ATTENTION_KEY}=flash_attention_2 where flash-attn is installed."
+        )
+    if loads_here and impl in FLASH_ATTENTION:
+        try:
+            metadata.distribution(FLASH_ATTENTION[impl])
+        except metadata.PackageNotFoundError:
+            raise ConfigError(
+                f"{ATTENTION_KEY}={impl} needs the {FLASH_ATTENTION[impl]} package, which "
+                f'is not installed here: install it (README "Attention"), or set '
+                f"{ATTENTION_KEY}=sdpa actor_rollout_ref.actor.ulysses_sequence_parallel_size=1."
+            ) from None
 
 
 def to_yaml(config: DictConfig) -> str:
