@@ -1,11 +1,7 @@
 # CPU judge-worker image: joins a Ray cluster and judges rewards (the `judge` resource).
 # Build from the repository root: `nox -s image` (tags codefu-judge:<version>).
-# Versions below must match the packages' metadata (checked by tests/test_docker.py).
+# Python package versions come from locks/cpu.txt (`nox -s lock`; tests/test_docker.py).
 FROM python:3.11-slim-bookworm
-
-ARG TORCH_VERSION=2.13.0
-ARG RAY_VERSION=2.60.0
-ARG CODEFU_VERSION=0.1.0
 
 ENV PYTHONUNBUFFERED=1 \
     PIP_NO_CACHE_DIR=1 \
@@ -15,19 +11,15 @@ RUN apt-get update && apt-get install -y --no-install-recommends \
         bash g++ libseccomp2 iproute2 procps \
     && rm -rf /var/lib/apt/lists/*
 
-# The reward actors import codefu_trainer, which pulls veRL and therefore torch: take
-# torch's CPU build so the image carries no CUDA libraries.
-ARG TORCH_INDEX_URL=""
-RUN if [ -n "$TORCH_INDEX_URL" ]; then \
-        pip install --extra-index-url "$TORCH_INDEX_URL" "torch==${TORCH_VERSION}+cpu"; \
-    else pip install "torch==${TORCH_VERSION}"; fi
-
 WORKDIR /opt/codefu
+COPY locks/ locks/
 COPY packages/ packages/
 COPY conf/ conf/
-RUN pip install "ray[default]==${RAY_VERSION}" ./packages/sandbox ./packages/data \
-        "./packages/launcher[submit]" ./packages/trainer \
-    && python -c "import codefu_sandbox, codefu_trainer" \
+# The reward side only: codefu-trainer without its `train` extra has no torch, veRL,
+# transformers or vLLM (README "Dependency sets" has the installed sizes).
+RUN pip install -c locks/cpu.txt ./packages/sandbox ./packages/data \
+        ./packages/launcher ./packages/trainer \
+    && python -c "import codefu_sandbox, codefu_trainer.reward.service" \
     && codefu-judge --help > /dev/null
 ENV CODEFU_CONF_DIR=/opt/codefu/conf \
     CODEFU_CACHE_DIR=/var/cache/codefu

@@ -1,22 +1,22 @@
-# GPU training image for SageMaker: veRL + vLLM + Ray + g++ + libseccomp, EFA/NCCL for
-# p4de/p5, and the four CodeFu packages. Build from the repository root:
+# GPU training image for SageMaker: veRL + vLLM + Ray + flash-attn + g++ + libseccomp,
+# EFA/NCCL for p4de/p5, and the four CodeFu packages. Build from the repository root:
 #   nox -s image            (tags codefu-train:<version>; `-- push` pushes to ECR)
-# Versions below must match the packages' metadata (checked by tests/test_docker.py).
-FROM nvidia/cuda:12.8.1-cudnn-devel-ubuntu22.04
+# Python package versions come from locks/cuda.txt (`nox -s lock`). Its torch 2.11.0 and
+# vLLM 0.24.0 wheels are built for CUDA 13.0, so the base is CUDA 13.0 (its nvcc compiles
+# flash-attn; tests/test_docker.py checks that both agree). Hosts need a driver for CUDA 13.
+FROM nvidia/cuda:13.0.2-cudnn-devel-ubuntu22.04
 
 ARG PYTHON_VERSION=3.11
-ARG TORCH_VERSION=2.13.0
-ARG VERL_VERSION=0.9.1
-ARG VLLM_VERSION=0.33.0
-ARG RAY_VERSION=2.60.0
-ARG TRL_VERSION=1.16.0
 ARG EFA_INSTALLER_VERSION=1.43.1
-ARG CODEFU_VERSION=0.1.0
+# flash-attn is compiled for these GPU architectures only: 8.0 A100 (p4de), 9.0 H100 (p5).
+ARG FLASH_ATTN_CUDA_ARCHS="80;90"
+ARG MAX_JOBS=8
 
 ENV DEBIAN_FRONTEND=noninteractive \
     PYTHONUNBUFFERED=1 \
     PIP_NO_CACHE_DIR=1 \
-    PIP_DISABLE_PIP_VERSION_CHECK=1
+    PIP_DISABLE_PIP_VERSION_CHECK=1 \
+    UV_NO_CACHE=1
 
 # bash, python3 and pip are required by SageMaker; g++ and libseccomp by the judge;
 # iproute2 for the launcher's interface discovery.
@@ -40,18 +40,26 @@ ENV PATH=/opt/amazon/efa/bin:${PATH} \
     FI_EFA_USE_DEVICE_RDMA=1 \
     NCCL_SOCKET_IFNAME=^lo,docker
 
-RUN python3 -m pip install --upgrade pip \
-    && python3 -m pip install "torch==${TORCH_VERSION}" \
-    && python3 -m pip install "vllm==${VLLM_VERSION}" "verl==${VERL_VERSION}" \
-        "ray[default]==${RAY_VERSION}" "trl==${TRL_VERSION}"
-
-# The CodeFu packages and their configuration.
+# The CodeFu packages with the training stack, every version pinned by the lock
+# (ninja ... wheel: flash-attn's build requirements, also from the lock).
 WORKDIR /opt/codefu
+COPY locks/ locks/
 COPY packages/ packages/
 COPY conf/ conf/
-RUN python3 -m pip install ./packages/sandbox ./packages/data "./packages/launcher[submit]" \
-        "./packages/trainer[gpu]" \
-    && python3 -c "import codefu_sandbox, codefu_data, codefu_trainer, codefu_launcher" \
+RUN python3 -m pip install -c locks/cuda.txt uv \
+    && uv pip install --system --break-system-packages --python python3 -c locks/cuda.txt \
+        ./packages/sandbox ./packages/data "./packages/launcher[submit]" \
+        "./packages/trainer[train,gpu,sagemaker-mlflow]" ninja packaging psutil setuptools wheel
+
+# flash-attn (for attn_implementation=flash_attention_2, remove padding and Ulysses sequence
+# parallelism) has only a source archive on the package index: compile it against the
+# installed torch with this image's nvcc. FLASH_ATTENTION_FORCE_BUILD skips its attempt to
+# download a prebuilt wheel. Expect tens of minutes (fewer archs / more MAX_JOBS: faster).
+RUN FLASH_ATTENTION_FORCE_BUILD=TRUE FLASH_ATTN_CUDA_ARCHS="${FLASH_ATTN_CUDA_ARCHS}" \
+        MAX_JOBS="${MAX_JOBS}" \
+        uv pip install --system --break-system-packages --python python3 -c locks/cuda.txt \
+        --no-build-isolation flash-attn \
+    && python3 -c "import flash_attn, codefu_sandbox, codefu_data, codefu_trainer, codefu_launcher" \
     && codefu-judge --help > /dev/null
 ENV CODEFU_CONF_DIR=/opt/codefu/conf \
     CODEFU_CACHE_DIR=/var/cache/codefu

@@ -23,6 +23,15 @@ def load_toml(path: Path) -> dict[str, Any]:
         return tomllib.load(f)
 
 
+def lock_pins(profile: str) -> dict[str, str]:
+    """Package name → version pinned by locks/<profile>.txt."""
+    text = (ROOT / "locks" / f"{profile}.txt").read_text()
+    return {
+        name.lower(): version
+        for name, version in re.findall(r"^([A-Za-z0-9_.-]+)==([^\s;]+)", text, re.MULTILINE)
+    }
+
+
 def nox_sessions() -> list[str]:
     """Every session `nox -l` lists (selected or not), parametrized ones with their call spec."""
     out = subprocess.run(

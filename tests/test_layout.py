@@ -21,7 +21,9 @@ CONSOLE_SCRIPTS = {
     "trainer": {"codefu-reward"},
     "launcher": {"codefu-launcher"},
 }
-REQUIRED_SESSIONS = {"prepare", "train", "judge-tests", "tests", "lint", "bench", "build", "image"}
+REQUIRED_SESSIONS = {
+    "prepare", "train", "judge-tests", "tests", "lint", "bench", "build", "image", "lock",
+}  # fmt: skip
 
 
 def _requirement_name(requirement: str) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import shlex
 
-from repo import PACKAGES, ROOT, load_toml, nox_sessions
+from repo import PACKAGES, ROOT, load_toml, lock_pins, nox_sessions
 
 PIXI = load_toml(ROOT / "pixi.toml")
 
@@ -18,18 +18,22 @@ def test_workspace_is_on_conda_forge_with_the_toolchain() -> None:
 
 
 def test_every_package_is_an_editable_path_dependency() -> None:
-    pypi = dict(PIXI["pypi-dependencies"])
-    pypi.update(PIXI["feature"]["train"]["pypi-dependencies"])
+    pypi = PIXI["pypi-dependencies"]
     for name in PACKAGES:
         spec = pypi[f"codefu-{name}"]
         assert spec["editable"] is True
         assert (ROOT / spec["path"] / "pyproject.toml").is_file(), spec["path"]
+    # The training stack is the lock's: pixi resolves none of it.
+    assert "extras" not in pypi["codefu-trainer"]
 
 
-def test_train_environment_targets_cuda_machines() -> None:
+def test_train_environment_targets_the_cuda_of_the_locked_torch() -> None:
     train = PIXI["feature"]["train"]
-    assert "cuda" in train["system-requirements"]
     assert "train" in PIXI["environments"]["train"]["features"]
+    assert "pypi-dependencies" not in train, "training versions come from locks/cuda.txt"
+    major, minor = lock_pins("cuda")["cuda-toolkit"].split(".")[:2]
+    assert train["system-requirements"]["cuda"] == major
+    assert train["dependencies"]["cuda-version"] == f"{major}.{minor}.*"
 
 
 def test_every_pixi_task_calls_an_existing_nox_session() -> None:
