@@ -124,6 +124,7 @@ def test_overrides_reach_the_right_stage(tmp_path: Path) -> None:
         (["actor_rollout_ref.actor.use_dynamic_bsz=false"], ["veRL rejected", "micro_batch"]),
         (["data.tier=medium"], ["medium", "easy", "hard", "expert"]),
         (["cluster.gpus_per_node=2"], ["2 GPUs", "ulysses_sequence_parallel_size"]),
+        (["run.evaluate_final=true"], ["run.evaluate_final=true", "(cluster=cpu)"]),
     ],
 )
 def test_bad_overrides_name_the_problem_and_the_valid_choices(

@@ -95,7 +95,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             from codefu_trainer.training import rehearsal
 
             assert run.verl is not None
-            rehearsal.run(run.cfg, run.verl, run.run_dir)
+            final = rehearsal.run(run.cfg, run.verl, run.run_dir)
+            if run.cfg.run.evaluate_final:
+                from codefu_trainer.evaluation.run import evaluate_trained_model
+
+                evaluate_trained_model(run.cfg, run.run_dir, final)
             return 0
         run = compose_run(conf_dir, args.overrides)
         write_resolved(run)

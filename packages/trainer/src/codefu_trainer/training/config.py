@@ -138,6 +138,9 @@ class RunConfig:
     dir: str | None = None
     seed: int = 0
     tracking: TrackingConfig = field(default_factory=TrackingConfig)
+    # cluster=cpu: after training, evaluate the final model on the test split (pass@k,
+    # codefu_trainer.evaluation) into <run dir>/eval and this run's MLflow run.
+    evaluate_final: bool = False
 
 
 @dataclass
