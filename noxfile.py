@@ -219,6 +219,19 @@ def report(session: nox.Session) -> None:
 
 
 @nox.session(python=PYTHON)
+def evaluate(session: nox.Session) -> None:
+    """pass@k of a model on held-out problems: `nox -s evaluate -- model.path=DIR [overrides]`;
+    `nox -s evaluate -- compare DIR_A DIR_B` sets two evaluations side by side."""
+    install_packages(
+        session, "trainer", extras="gpu" if has_cuda() and sys.platform == "linux" else ""
+    )
+    args = session.posargs
+    if args[:1] != ["compare"]:
+        args = ["--config-dir", str(ROOT / "conf"), *args]
+    session.run("codefu-eval", *args)
+
+
+@nox.session(python=PYTHON)
 def bench(session: nox.Session) -> None:
     """Benchmarks: `nox -s bench -- judge|reward|data` (all when none is named)."""
     install_packages(session, "trainer", extras="test")

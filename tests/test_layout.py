@@ -18,10 +18,20 @@ ALLOWED_IMPORTS = {
 CONSOLE_SCRIPTS = {
     "sandbox": {"codefu-judge"},
     "data": {"codefu-data"},
-    "trainer": {"codefu-reward"},
+    "trainer": {"codefu-reward", "codefu-train", "codefu-eval"},
     "launcher": {"codefu-launcher"},
 }
-REQUIRED_SESSIONS = {"prepare", "train", "judge-tests", "tests", "lint", "bench", "build", "image"}
+REQUIRED_SESSIONS = {
+    "prepare",
+    "train",
+    "evaluate",
+    "judge-tests",
+    "tests",
+    "lint",
+    "bench",
+    "build",
+    "image",
+}
 
 
 def _requirement_name(requirement: str) -> str:
