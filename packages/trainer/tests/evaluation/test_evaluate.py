@@ -177,9 +177,14 @@ def test_cli_evaluates_the_tiny_model_refuses_another_in_its_dir_and_compares(
     ("overrides", "expected"),
     [
         (["model.path=/nonexistent/run/model"], (3, "model.path=/nonexistent/run/model: no such")),
+        (
+            ["model=deepseek_r1_distill_qwen_7b", "model.path=tests/model"],
+            (3, "tests/model: no such"),
+        ),
         (["data=bogus"], (2, "'bogus' is not an option of the config group 'data'")),
         (["eval.k=[1,5]", "eval.samples=2"], (2, "asks for pass@5 but eval.samples=2")),
         (["data.out_dir=/nonexistent"], (3, "Run `nox -s prepare` first")),
+        (["eval.split=valid"], (2, "eval.split")),
     ],
 )
 def test_bad_inputs_give_one_clear_line(
@@ -194,7 +199,7 @@ def test_bad_inputs_give_one_clear_line(
     got, _, err = _main(capsys, *base, f"data.out_dir={prepared_data}", *overrides)
     assert got == code
     assert message in err and "Traceback" not in err
-    assert err.startswith("codefu-eval: ")
+    assert err.startswith("codefu-eval: ") and err.count("\n") == 1
 
 
 def test_compare_of_a_missing_directory_is_one_line(

@@ -27,6 +27,11 @@ EXIT_INPUT = 2
 EXIT_PREREQUISITE = 3
 
 
+def one_line(error: Exception) -> str:
+    """An error's message on one line (Hydra's messages span several)."""
+    return " ".join(line.strip() for line in str(error).splitlines() if line.strip())
+
+
 def evaluate_command(argv: Sequence[str]) -> int:
     parser = argparse.ArgumentParser(
         prog="codefu-eval",
@@ -49,7 +54,10 @@ def evaluate_command(argv: Sequence[str]) -> int:
     try:
         cfg = compose_eval(conf_dir, args.overrides)
     except ConfigError as exc:
-        print(f"codefu-eval: configuration error: {exc}\nNothing was started.", file=sys.stderr)
+        print(
+            f"codefu-eval: configuration error: {one_line(exc)} Nothing was started.",
+            file=sys.stderr,
+        )
         return EXIT_INPUT
     from codefu_trainer.evaluation.run import evaluate
 
@@ -99,10 +107,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return compare_command(args[1:])
         return evaluate_command(args)
     except StoreError as exc:
-        print(f"codefu-eval: {exc}", file=sys.stderr)
+        print(f"codefu-eval: {one_line(exc)}", file=sys.stderr)
         return EXIT_INPUT
     except PrerequisiteError as exc:
-        print(f"codefu-eval: {exc}", file=sys.stderr)
+        print(f"codefu-eval: {one_line(exc)}", file=sys.stderr)
         return EXIT_PREREQUISITE
 
 

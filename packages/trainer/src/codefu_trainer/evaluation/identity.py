@@ -41,7 +41,8 @@ def resolve_model(cfg: EvalConfig) -> str:
             f"model.path={raw}: no such directory. model=tiny is the rehearsal's model: pass "
             "model.path=<run dir>/model (trained) or model.path=<run dir>/base_model (its start)."
         )
-    if path.exists() or not _HUB_ID.match(raw):
+    # `org/name` is a hub id unless `org` is a local directory (runs/<typo> is a path).
+    if path.exists() or not _HUB_ID.match(raw) or path.parent.is_dir():
         raise PrerequisiteError(
             f"model.path={raw}: no such model directory. Pass a local Hugging Face model "
             "directory (a run's model/ or base_model/) or a hub id such as org/name."
