@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -119,6 +121,52 @@ def test_sagemaker_dry_run_writes_resolved_configs_and_prints_the_request(
     assert printed["resolved_spec"]["instance_type"] == "ml.p4de.24xlarge"
     assert (run_dir / "config" / "train.yaml").is_file()
     assert "total_epochs: 2" in (run_dir / "config" / "verl.yaml").read_text()
+
+
+def test_sagemaker_dry_runs_of_one_run_name_share_checkpoints_and_carry_no_secret(
+    tmp_path: Path,
+    prepared_data: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Resubmitting a run.name resumes it: the same checkpoint URI; no secret anywhere."""
+    monkeypatch.delenv("SAGEMAKER_ROLE_ARN", raising=False)
+    monkeypatch.setenv("AWS_REGION", "us-west-2")
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-west-2")
+
+    def dry_run(run_name: str, n: int) -> tuple[dict[str, Any], str]:
+        code, out, err = _run(
+            [
+                "cluster=sagemaker_p4de",
+                "cluster.sagemaker.image_uri=123.dkr.ecr.us-east-1.amazonaws.com/codefu-train:0.1.0",
+                f"data.out_dir={prepared_data}",
+                f"run.dir={tmp_path / str(n)}",
+                f"run.name={run_name}",
+            ],
+            capsys,
+        )
+        assert code == 0, err
+        return json.loads(out[out.index("{") :]), err
+
+    (first, err), (second, _), (other, _) = (
+        dry_run("exp-a", 1),
+        dry_run("exp-a", 2),
+        dry_run("b", 3),
+    )
+    for printed in (first, second, other):
+        for env in (printed["request"]["Environment"], printed["resolved_spec"]["environment"]):
+            assert not {"CODEFU_RAY_AUTH_SECRET", "RAY_AUTH_TOKEN"} & set(env)
+            assert not [v for v in env.values() if re.fullmatch("[0-9a-f]{32,}", v)]
+    bucket = "s3://sagemaker-us-west-2-<account>"
+    assert first["request"]["CheckpointConfig"]["S3Uri"] == f"{bucket}/exp-a/checkpoints"
+    assert second["request"]["CheckpointConfig"] == first["request"]["CheckpointConfig"]
+    assert other["request"]["CheckpointConfig"]["S3Uri"] == f"{bucket}/b/checkpoints"
+    assert first["request"]["RetryStrategy"] == {"MaximumRetryAttempts": 3}
+    assert first["request"]["Environment"]["CODEFU_RAY_AUTH_PARAMETER"] == (
+        "/codefu/ray-auth/exp-a:0"
+    )
+    assert "run.dir=/opt/ml/output/data/exp-a" in first["resolved_spec"]["entrypoint"]
+    assert f"resumes from the newest checkpoint under {bucket}/exp-a/checkpoints" in err
 
 
 def test_sagemaker_submission_without_role_says_what_to_set(
