@@ -6,6 +6,8 @@ import json
 import socket
 import subprocess
 import sys
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -375,19 +377,31 @@ def test_missing_credentials_says_what_to_set(
 
 
 @pytest.fixture
-def offline(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    """No AWS configuration, and any network connection fails the test."""
+def offline(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[None]:
+    """No AWS configuration, and no connection may be opened (the SDK's telemetry included)."""
     for key in ("SAGEMAKER_ROLE_ARN", "AWS_PROFILE", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"):
         monkeypatch.delenv(key, raising=False)
     monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "none"))
     monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "none"))
     monkeypatch.setenv("AWS_REGION", "eu-west-1")
     monkeypatch.setenv("AWS_DEFAULT_REGION", "eu-west-1")
+    attempts: list[Any] = []
 
-    def no_network(*args: Any, **kwargs: Any) -> Any:
-        raise AssertionError(f"the dry run opened a connection: {args}")
+    def no_connection(sock: socket.socket, address: Any) -> None:
+        attempts.append(address)
+        raise OSError("offline test: no connections")
 
-    monkeypatch.setattr(socket.socket, "connect", no_network)
+    def no_lookup(host: Any, *args: Any, **kwargs: Any) -> Any:
+        attempts.append(host)
+        raise socket.gaierror("offline test: no name lookups")
+
+    monkeypatch.setattr(socket.socket, "connect", no_connection)
+    monkeypatch.setattr(socket, "getaddrinfo", no_lookup)
+    yield
+    for thread in threading.enumerate():  # the SDK sends telemetry from a thread
+        if thread.name == "sagemaker-telemetry":
+            thread.join(timeout=30)
+    assert attempts == [], "the dry run tried to connect"
 
 
 def test_dry_run_prints_the_sdk_request_without_aws(
