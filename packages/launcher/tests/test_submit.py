@@ -3,11 +3,8 @@
 from __future__ import annotations
 
 import json
-import socket
 import subprocess
 import sys
-import threading
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -60,6 +57,19 @@ def workdir(tmp_path: Path) -> tuple[Path, Path]:
     data.mkdir(parents=True)
     (data / "train.parquet").write_bytes(b"PAR1-not-really")
     return src, data
+
+
+def small_job(src: Path, **fields: Any) -> JobSpec:
+    """A valid spec (one ml.c5.xlarge host running `x`) with `fields` changed."""
+    values: dict[str, Any] = {
+        "base_job_name": "a",
+        "image_uri": IMAGE,
+        "role_arn": ROLE,
+        "instance_type": "ml.c5.xlarge",
+        "entrypoint": ["x"],
+        "source_dir": str(src),
+    }
+    return JobSpec(**{**values, **fields})
 
 
 def run_submit(spec: JobSpec) -> tuple[dict[str, Any], Any]:
@@ -224,15 +234,7 @@ def test_resubmitting_a_run_resumes_from_its_checkpoint_prefix(
     aws: None, workdir: tuple[Path, Path]
 ) -> None:
     src, _ = workdir
-    spec = JobSpec(
-        "codefu-p4de",
-        IMAGE,
-        ROLE,
-        run_name="exp-1",
-        instance_type="ml.p4de.24xlarge",
-        entrypoint=["codefu-train"],
-        source_dir=str(src),
-    )
+    spec = small_job(src, base_job_name="codefu-p4de", run_name="exp-1")
     first, _ = run_submit(spec)
     second, _ = run_submit(spec)
     assert first["TrainingJobName"] != second["TrainingJobName"]
@@ -256,17 +258,7 @@ def test_the_secret_stays_out_of_the_request_and_every_host_reads_it(
     aws: None, workdir: tuple[Path, Path]
 ) -> None:
     src, data = workdir
-    spec = JobSpec(
-        "a",
-        IMAGE,
-        ROLE,
-        run_name="tok",
-        instance_type="ml.c5.xlarge",
-        instance_count=3,
-        entrypoint=["x"],
-        source_dir=str(src),
-        input_channels={"train": str(data)},
-    )
+    spec = small_job(src, run_name="tok", instance_count=3, input_channels={"train": str(data)})
     first, session = run_submit(spec)
     second, _ = run_submit(spec)
     ssm = session.client("ssm")
@@ -292,9 +284,7 @@ def test_overrides_reach_the_head_byte_identical_through_the_driver_script(
     """The command block of the SDK's real driver script, run by bash, gives the same argv."""
     src, _ = workdir
     entry = ["codefu-train", *HOSTILE]
-    spec = JobSpec(
-        "q", IMAGE, ROLE, instance_type="ml.c5.xlarge", entrypoint=entry, source_dir=str(src)
-    )
+    spec = small_job(src, entrypoint=entry)
     req, session = run_submit(spec)
     script = driver_script(req, session)
     start = script.index("CMD=$(cat <<'SAGEMAKER_BASE_COMMAND_EOF'")
@@ -317,10 +307,7 @@ def test_overrides_reach_the_head_byte_identical_through_the_driver_script(
 
 
 def test_an_override_with_a_newline_is_refused(workdir: tuple[Path, Path]) -> None:
-    spec = JobSpec(
-        "a", IMAGE, ROLE, instance_type="ml.c5.xlarge", entrypoint=["x", "a=1\nb"], dry_run=True
-    )
-    spec.source_dir = str(workdir[0])
+    spec = small_job(workdir[0], entrypoint=["x", "a=1\nb"], dry_run=True)
     with pytest.raises(SubmitError, match="newline"):
         submit(spec)
 
@@ -330,10 +317,7 @@ def test_role_from_environment(
 ) -> None:
     src, _ = workdir
     monkeypatch.setenv("SAGEMAKER_ROLE_ARN", ROLE)
-    spec = JobSpec(
-        "a", IMAGE, None, instance_type="ml.c5.xlarge", entrypoint=["x"], source_dir=str(src)
-    )
-    req, _ = run_submit(spec)
+    req, _ = run_submit(small_job(src, role_arn=None))
     assert req["RoleArn"] == ROLE
 
 
@@ -341,11 +325,8 @@ def test_missing_role_says_what_to_set(
     workdir: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.delenv("SAGEMAKER_ROLE_ARN", raising=False)
-    spec = JobSpec(
-        "a", IMAGE, None, instance_type="ml.c5.xlarge", entrypoint=["x"], source_dir=str(workdir[0])
-    )
     with pytest.raises(SubmitError, match="SAGEMAKER_ROLE_ARN"):
-        submit(spec)
+        submit(small_job(workdir[0], role_arn=None))
 
 
 def test_missing_credentials_says_what_to_set(
@@ -358,15 +339,7 @@ def test_missing_credentials_says_what_to_set(
     monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
     monkeypatch.delenv("AWS_CONTAINER_CREDENTIALS_RELATIVE_URI", raising=False)
     monkeypatch.delenv("AWS_CONTAINER_CREDENTIALS_FULL_URI", raising=False)
-    spec = JobSpec(
-        "a",
-        IMAGE,
-        ROLE,
-        region="us-east-1",
-        instance_type="ml.c5.xlarge",
-        entrypoint=["x"],
-        source_dir=str(workdir[0]),
-    )
+    spec = small_job(workdir[0], region="us-east-1")
     with pytest.raises(SubmitError, match="AWS_ACCESS_KEY_ID"):
         submit(spec)
     monkeypatch.delenv("AWS_REGION", raising=False)
@@ -374,34 +347,6 @@ def test_missing_credentials_says_what_to_set(
     spec.region = None
     with pytest.raises(SubmitError, match="AWS_REGION"):
         submit(spec)
-
-
-@pytest.fixture
-def offline(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[None]:
-    """No AWS configuration, and no connection may be opened (the SDK's telemetry included)."""
-    for key in ("SAGEMAKER_ROLE_ARN", "AWS_PROFILE", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"):
-        monkeypatch.delenv(key, raising=False)
-    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "none"))
-    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "none"))
-    monkeypatch.setenv("AWS_REGION", "eu-west-1")
-    monkeypatch.setenv("AWS_DEFAULT_REGION", "eu-west-1")
-    attempts: list[Any] = []
-
-    def no_connection(sock: socket.socket, address: Any) -> None:
-        attempts.append(address)
-        raise OSError("offline test: no connections")
-
-    def no_lookup(host: Any, *args: Any, **kwargs: Any) -> Any:
-        attempts.append(host)
-        raise socket.gaierror("offline test: no name lookups")
-
-    monkeypatch.setattr(socket.socket, "connect", no_connection)
-    monkeypatch.setattr(socket, "getaddrinfo", no_lookup)
-    yield
-    for thread in threading.enumerate():  # the SDK sends telemetry from a thread
-        if thread.name == "sagemaker-telemetry":
-            thread.join(timeout=30)
-    assert attempts == [], "the dry run tried to connect"
 
 
 def test_dry_run_prints_the_sdk_request_without_aws(
@@ -453,14 +398,11 @@ def test_dry_run_request_is_the_request_a_submission_sends(
 ) -> None:
     """Same spec: the dry run's request equals moto's, up to job name, account, version."""
     src, data = workdir
-    spec = JobSpec(
-        "same",
-        IMAGE,
-        ROLE,
+    spec = small_job(
+        src,
         instance_type="ml.p4de.24xlarge",
         instance_count=2,
         entrypoint=["codefu-train", "x=1"],
-        source_dir=str(src),
         input_channels={"train": str(data)},
         keep_alive_seconds=60,
         environment={"WANDB_PROJECT": "p"},
@@ -496,31 +438,13 @@ def test_dry_run_request_is_the_request_a_submission_sends(
 def test_invalid_specs_name_the_fix(
     workdir: tuple[Path, Path], changes: dict[str, Any], message: str
 ) -> None:
-    spec = JobSpec(
-        "a",
-        IMAGE,
-        ROLE,
-        instance_type="ml.c5.xlarge",
-        entrypoint=["x"],
-        source_dir=str(workdir[0]),
-        dry_run=True,
-    )
-    for key, value in changes.items():
-        setattr(spec, key, value)
     with pytest.raises(SubmitError, match=message):
-        submit(spec)
+        submit(small_job(workdir[0], **{"dry_run": True, **changes}))
 
 
 def test_heterogeneous_without_head_group_is_refused(workdir: tuple[Path, Path]) -> None:
-    spec = JobSpec(
-        "a",
-        IMAGE,
-        ROLE,
-        instance_groups=[InstanceGroupSpec("gpu", "ml.p5.48xlarge", 1)],
-        entrypoint=["x"],
-        source_dir=str(workdir[0]),
-        dry_run=True,
-    )
+    groups = [InstanceGroupSpec("gpu", "ml.p5.48xlarge", 1)]
+    spec = small_job(workdir[0], instance_type=None, instance_groups=groups, dry_run=True)
     with pytest.raises(SubmitError, match="head_instance_group"):
         submit(spec)
 
@@ -528,16 +452,8 @@ def test_heterogeneous_without_head_group_is_refused(workdir: tuple[Path, Path])
 def test_dry_run_notes_a_missing_dataset_instead_of_failing(
     offline: None, workdir: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
 ) -> None:
-    spec = JobSpec(
-        "a",
-        IMAGE,
-        None,
-        instance_type="ml.p4de.24xlarge",
-        entrypoint=["x"],
-        source_dir=str(workdir[0]),
-        input_channels={"data": "s3://b/data", "extra": "/no/such/dir"},
-        dry_run=True,
-    )
+    channels = {"data": "s3://b/data", "extra": "/no/such/dir"}
+    spec = small_job(workdir[0], role_arn=None, input_channels=channels, dry_run=True)
     result = submit(spec)
     err = capsys.readouterr().err
     assert "nox -s prepare" in err and "SAGEMAKER_ROLE_ARN" in err

@@ -364,11 +364,15 @@ def _input(name: str, source: str) -> Any:
     return InputData(channel_name=name, data_source=source)
 
 
-def _dry_run_config() -> dict[str, Any]:
-    """The user's SageMaker SDK defaults, with the SDK's usage telemetry (an HTTP call) off."""
+def _dry_run_config(boto_session: Any) -> dict[str, Any]:
+    """The user's SageMaker SDK defaults, with the SDK's usage telemetry (an HTTP call) off.
+
+    A defaults file kept in S3 would be read through `boto_session` (offline: not found).
+    """
     from sagemaker.core.config import load_sagemaker_config
 
-    config: dict[str, Any] = {"SchemaVersion": "1.0", **load_sagemaker_config()}
+    loaded = load_sagemaker_config(s3_resource=boto_session.resource("s3"))
+    config: dict[str, Any] = {"SchemaVersion": "1.0", **loaded}
     sdk = config.setdefault("SageMaker", {}).setdefault("PythonSDK", {})
     sdk.setdefault("Modules", {})["TelemetryOptOut"] = True
     return config
@@ -404,7 +408,8 @@ def dry_run(spec: JobSpec, role: str | None, notes: list[str]) -> SubmitResult:
         input_channels={k: _local_or_placeholder(v) for k, v in spec.input_channels.items()},
     )
     with _captured(session, "provide-client-params.s3.PutObject") as uploads:
-        request = _create_job(present, role or ROLE_PLACEHOLDER, session, _dry_run_config())
+        config = _dry_run_config(session)
+        request = _create_job(present, role or ROLE_PLACEHOLDER, session, config)
         scripts = [u["Body"].read().decode() for u in uploads if u["Key"].endswith(DRIVER_SCRIPT)]
     command = _driver_command(scripts[0]) if scripts else None
     request = with_placeholders(request)
