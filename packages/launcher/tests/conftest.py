@@ -48,8 +48,8 @@ def offline(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[None]:
     wait_for_sdk_telemetry()  # earlier tests' threads are not this test's connections
     monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "none"))
     monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "none"))
-    monkeypatch.setenv("AWS_REGION", "eu-west-1")
-    monkeypatch.setenv("AWS_DEFAULT_REGION", "eu-west-1")
+    monkeypatch.setenv("AWS_REGION", "eu-west-1")  # boto3 itself reads AWS_DEFAULT_REGION only
+    monkeypatch.delenv("AWS_DEFAULT_REGION", raising=False)
     attempts: list[Any] = []
 
     def no_connection(sock: socket.socket, address: Any) -> None:

@@ -394,9 +394,7 @@ def _driver_command(script: str) -> str | None:
 
 def dry_run(spec: JobSpec, role: str | None, notes: list[str]) -> SubmitResult:
     """Run the submission against `offline_aws` and print what the SDK would send."""
-    import boto3
-
-    region = spec.region or boto3.Session().region_name
+    region = _region(spec)
     if region is None:
         region = DRY_RUN_REGION
         notes.append(f"No AWS region configured: the dry run used {region}.")
@@ -441,10 +439,17 @@ def resolve_role(spec: JobSpec) -> str | None:
     return spec.role_arn or os.environ.get(ROLE_ENV) or None
 
 
+def _region(spec: JobSpec) -> str | None:
+    """The spec's region, else AWS_REGION, else boto's (AWS_DEFAULT_REGION, ~/.aws/config)."""
+    import boto3
+
+    return spec.region or os.environ.get("AWS_REGION") or boto3.Session().region_name
+
+
 def _boto_session(spec: JobSpec) -> Any:
     import boto3
 
-    session = boto3.Session(region_name=spec.region) if spec.region else boto3.Session()
+    session = boto3.Session(region_name=_region(spec))
     if session.region_name is None:
         raise SubmitError(
             "No AWS region: set AWS_REGION (or AWS_DEFAULT_REGION), add a region to "

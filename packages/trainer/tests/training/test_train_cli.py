@@ -137,7 +137,7 @@ def test_sagemaker_dry_runs_of_one_run_name_share_checkpoints_and_carry_no_secre
 ) -> None:
     """Resubmitting a run.name resumes it: the same checkpoint URI; no secret anywhere."""
     monkeypatch.setenv("AWS_REGION", "us-west-2")
-    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-west-2")
+    monkeypatch.delenv("AWS_DEFAULT_REGION", raising=False)
 
     first, err = sagemaker_dry_run(tmp_path / "1", "run.name=exp-a")
     second, _ = sagemaker_dry_run(tmp_path / "2", "run.name=exp-a")
