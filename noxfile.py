@@ -101,6 +101,11 @@ def find_links_args(profile: str) -> list[str]:
     return [arg for link in _pip_find_links() for arg in ("--find-links", link)]
 
 
+def training_extras() -> str:
+    """The trainer's extras for training and evaluation: with vLLM where CUDA is."""
+    return "train,gpu" if lock_profile() == "cuda" else "train"
+
+
 def editables(**extras: str) -> list[str]:
     """`-e packages/<name>[extras]` for each named package and the local packages it needs."""
     wanted: list[str] = []
@@ -272,8 +277,7 @@ def train(session: nox.Session) -> None:
 
     Arguments are Hydra overrides: `nox -s train -- cluster=sagemaker_p4de trainer.total_epochs=1`.
     """
-    extras = "train,gpu" if lock_profile() == "cuda" else "train"
-    install(session, *editables(trainer=extras, launcher="submit"))
+    install(session, *editables(trainer=training_extras(), launcher="submit"))
     session.run("codefu-train", "--config-dir", str(ROOT / "conf"), *session.posargs)
 
 
@@ -289,9 +293,20 @@ def report(session: nox.Session) -> None:
 
 
 @nox.session(python=PYTHON)
+def evaluate(session: nox.Session) -> None:
+    """pass@k of a model on held-out problems: `nox -s evaluate -- model.path=DIR [overrides]`;
+    `nox -s evaluate -- compare DIR_A DIR_B` sets two evaluations side by side."""
+    install(session, *editables(trainer=training_extras()))
+    args = session.posargs
+    if args[:1] != ["compare"]:
+        args = ["--config-dir", str(ROOT / "conf"), *args]
+    session.run("codefu-eval", *args)
+
+
+@nox.session(python=PYTHON)
 def bench(session: nox.Session) -> None:
     """Benchmarks: `nox -s bench -- judge|reward|data` (all when none is named)."""
-    install(session, *group("test"), *editables(trainer="test"))
+    install(session, *group("test"), *editables(trainer="test,train"))  # eval needs train
     names = session.posargs or ["judge", "reward", "data"]
     for name in names:
         script = ROOT / "benchmarks" / f"bench_{name}.py"
@@ -360,6 +375,8 @@ def build(session: nox.Session) -> None:
 
 
 IMAGES = {"train": "docker/train.Dockerfile", "judge": "docker/judge.Dockerfile"}
+# SageMaker runs x86-64 images: an image built on an ARM host must be cross-built.
+IMAGE_PLATFORM = "linux/amd64"
 
 
 def _docker_engine_running() -> bool:
@@ -369,74 +386,100 @@ def _docker_engine_running() -> bool:
     return probe.returncode == 0
 
 
+def _aws(session: nox.Session, *args: str) -> subprocess.CompletedProcess[str]:
+    if shutil.which("aws") is None:
+        session.error("Pushing needs the AWS CLI (`aws`) on PATH.")
+    return subprocess.run(["aws", *args], capture_output=True, text=True, check=False)
+
+
+def _ensure_ecr_repository(session: nox.Session, region: str, name: str) -> None:
+    """Create the ECR repository unless it exists; any other AWS error stops with its message.
+
+    The AWS CLI exits 254 for every service error (AccessDenied included), so the error
+    code in its message decides.
+    """
+    found = _aws(
+        session, "ecr", "describe-repositories", "--region", region, "--repository-names", name
+    )
+    if found.returncode == 0:
+        return
+    if "(RepositoryNotFoundException)" not in found.stderr:
+        session.error(f"aws ecr describe-repositories {name} failed: {found.stderr.strip()}")
+    created = _aws(
+        session, "ecr", "create-repository", "--region", region, "--repository-name", name
+    )
+    if created.returncode != 0 and "(RepositoryAlreadyExistsException)" not in created.stderr:
+        session.error(f"aws ecr create-repository {name} failed: {created.stderr.strip()}")
+    session.log(f"ECR repository {name} created in {region}.")
+
+
 @nox.session(python=False)
 def image(session: nox.Session) -> None:
-    """Build the Docker images tagged with the package version.
+    """Build the Docker images for linux/amd64, tagged with the package version.
 
-    `-- push` also logs in to ECR (AWS_ACCOUNT_ID or the caller's account, AWS_REGION)
-    and pushes; `-- --dry-run` only prints the commands.
+    `-- push` first makes sure the ECR repositories exist (AWS_ACCOUNT_ID or the caller's
+    account, AWS_REGION), then builds, logs in to ECR and pushes; `-- --dry-run` only
+    prints the commands.
     """
     args = set(session.posargs)
     unknown = args - {"push", "--dry-run"}
     if unknown:
         session.error(f"Unknown arguments {sorted(unknown)}; use: push, --dry-run.")
     dry_run = "--dry-run" in args
+    push = "push" in args
     version = package_version("trainer")
     region = os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION") or "us-east-1"
     account = os.environ.get("AWS_ACCOUNT_ID", "")
-    if "push" in args and not account:
+    if push and not account:
         if dry_run:
             account = "<AWS_ACCOUNT_ID>"
         else:
-            if shutil.which("aws") is None:
-                session.error("Pushing needs AWS_ACCOUNT_ID set, or the AWS CLI to look it up.")
-            account = subprocess.run(
-                ["aws", "sts", "get-caller-identity", "--query", "Account", "--output", "text"],
-                capture_output=True,
-                text=True,
-                check=True,
-            ).stdout.strip()
-    registry = f"{account}.dkr.ecr.{region}.amazonaws.com" if "push" in args else ""
-    commands: list[list[str]] = []
-    tags: list[str] = []
-    for name, dockerfile in IMAGES.items():
-        tag = f"{registry + '/' if registry else ''}codefu-{name}:{version}"
-        tags.append(tag)
-        commands.append(["docker", "build", "-f", dockerfile, "-t", tag, "."])
-    if "push" in args:
-        login = (
-            f"aws ecr get-login-password --region {region} | "
-            f"docker login --username AWS --password-stdin {registry}"
-        )
-        for name in IMAGES:
-            commands.append(
-                [
-                    "aws",
-                    "ecr",
-                    "create-repository",
-                    "--region",
-                    region,
-                    "--repository-name",
-                    f"codefu-{name}",
-                ]
+            caller = _aws(
+                session, "sts", "get-caller-identity", "--query", "Account", "--output", "text"
             )
-        commands += [["docker", "push", tag] for tag in tags]
-    else:
-        login = ""
+            if caller.returncode != 0:
+                session.error(
+                    f"Could not look up the AWS account ({caller.stderr.strip()}); set "
+                    "AWS_ACCOUNT_ID or configure AWS credentials."
+                )
+            account = caller.stdout.strip()
+    registry = f"{account}.dkr.ecr.{region}.amazonaws.com" if push else ""
+    tags = {name: f"{registry + '/' if registry else ''}codefu-{name}:{version}" for name in IMAGES}
+    builds = [
+        ["docker", "build", "--platform", IMAGE_PLATFORM, "-f", IMAGES[name], "-t", tag, "."]
+        for name, tag in tags.items()
+    ]
+    login = (
+        f"aws ecr get-login-password --region {region} | "
+        f"docker login --username AWS --password-stdin {registry}"
+    )
     if dry_run:
-        if login:
-            print(login)
-        for command in commands:
+        if push:
+            for name in IMAGES:
+                print(
+                    f"aws ecr describe-repositories --region {region} --repository-names "
+                    f"codefu-{name} || aws ecr create-repository --region {region} "
+                    f"--repository-name codefu-{name}"
+                )
+        for command in builds:
             print(" ".join(command))
+        if push:
+            print(login)
+            for tag in tags.values():
+                print(f"docker push {tag}")
         return
+    if push:
+        for name in IMAGES:
+            _ensure_ecr_repository(session, region, f"codefu-{name}")
     if not _docker_engine_running():
         session.error(
             "No Docker engine is running here (`docker info` failed), so images cannot be built. "
             "Run this session on a machine with Docker, or `nox -s image -- --dry-run` "
             "to see the commands"
         )
-    if login:
+    for command in builds:
+        session.run(*command, external=True)
+    if push:
         session.run("bash", "-c", login, external=True)
-    for command in commands:
-        ok = [0, 254] if command[1] == "ecr" else [0]  # 254: repository already exists
-        session.run(*command, external=True, success_codes=ok)
+        for tag in tags.values():
+            session.run("docker", "push", tag, external=True)

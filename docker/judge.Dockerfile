@@ -1,4 +1,8 @@
-# CPU judge-worker image: joins a Ray cluster and judges rewards (the `judge` resource).
+# CPU judge-worker image for a Ray cluster you run yourself outside SageMaker (on premises,
+# EC2, Kubernetes/KubeRay): its hosts join the cluster with the `judge` resource, e.g.
+# `codefu-launcher run --resource-config FILE` with the cluster's CODEFU_RAY_AUTH_SECRET, and
+# judge rewards. SageMaker jobs do not use it: a job has one TrainingImage for every
+# instance group, so judge groups there run the training image (docker/train.Dockerfile).
 # Build from the repository root: `nox -s image` (tags codefu-judge:<version>).
 # Python package versions come from locks/cpu.txt (`nox -s lock`; tests/test_docker.py).
 FROM python:3.11-slim-bookworm

@@ -18,12 +18,21 @@ ALLOWED_IMPORTS = {
 CONSOLE_SCRIPTS = {
     "sandbox": {"codefu-judge"},
     "data": {"codefu-data"},
-    "trainer": {"codefu-reward"},
+    "trainer": {"codefu-reward", "codefu-train", "codefu-eval"},
     "launcher": {"codefu-launcher"},
 }
 REQUIRED_SESSIONS = {
-    "prepare", "train", "judge-tests", "tests", "lint", "bench", "build", "image", "lock",
-}  # fmt: skip
+    "prepare",
+    "train",
+    "evaluate",
+    "judge-tests",
+    "tests",
+    "lint",
+    "bench",
+    "build",
+    "image",
+    "lock",
+}
 
 
 def _requirement_name(requirement: str) -> str:

@@ -57,9 +57,14 @@ def test_the_reward_side_imports_without_the_training_stack(light_env: Path) -> 
     assert json.loads(out.stdout.strip().splitlines()[-1]) == []
 
 
-def test_codefu_train_without_the_train_extra_says_what_to_install(light_env: Path) -> None:
+@pytest.mark.parametrize(
+    ("command", "session"), [("codefu-train", "train"), ("codefu-eval", "evaluate")]
+)
+def test_training_commands_without_the_train_extra_say_what_to_install(
+    light_env: Path, command: str, session: str
+) -> None:
     done = subprocess.run(
-        [str(light_env / "bin" / "codefu-train"), "--check", "cluster=cpu"],
+        [str(light_env / "bin" / command), "cluster=cpu"],
         capture_output=True,
         text=True,
         timeout=120,
@@ -68,4 +73,5 @@ def test_codefu_train_without_the_train_extra_says_what_to_install(light_env: Pa
     assert done.returncode == 3
     assert done.stdout == ""
     (line,) = done.stderr.splitlines()
-    assert "codefu-trainer[train]" in line and "verl" in line
+    assert line.startswith(f"{command}: the training stack is not installed")
+    assert "codefu-trainer[train]" in line and "verl" in line and f"nox -s {session}" in line

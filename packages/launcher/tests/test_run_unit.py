@@ -1,54 +1,19 @@
-"""The run shell's decisions: auth token, entrypoint environment, failure file, exit codes."""
+"""The run shell's decisions: entrypoint environment, failure file, exit codes."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
 
+from codefu_launcher.auth import AUTH_SECRET_ENV
 from codefu_launcher.run import (
-    AUTH_SECRET_ENV,
     LaunchError,
-    auth_environment,
-    derive_auth_token,
     exit_code_of,
     minimal_environment,
     resolve_host,
     write_failure,
 )
-
-
-@given(st.text(min_size=1, max_size=100))
-def test_every_host_derives_the_same_token_and_never_the_secret(secret: str) -> None:
-    env = {AUTH_SECRET_ENV: secret}
-    a, b = auth_environment(env, 3), auth_environment(dict(env), 3)
-    assert a == b
-    assert a["RAY_AUTH_MODE"] == "token"
-    assert len(a["RAY_AUTH_TOKEN"]) == 64 and a["RAY_AUTH_TOKEN"] != secret
-
-
-def test_different_secrets_give_different_tokens() -> None:
-    assert derive_auth_token("a") != derive_auth_token("b")
-
-
-def test_multi_node_without_secret_is_refused_with_the_fix() -> None:
-    with pytest.raises(LaunchError, match=AUTH_SECRET_ENV):
-        auth_environment({}, 2)
-
-
-def test_single_node_without_secret_gets_a_random_token() -> None:
-    a, b = auth_environment({}, 1), auth_environment({}, 1)
-    assert a["RAY_AUTH_MODE"] == "token" and a["RAY_AUTH_TOKEN"] != b["RAY_AUTH_TOKEN"]
-
-
-def test_auth_can_be_disabled_explicitly() -> None:
-    assert auth_environment({"CODEFU_RAY_AUTH_MODE": "disabled"}, 5) == {
-        "RAY_AUTH_MODE": "disabled"
-    }
-    with pytest.raises(LaunchError, match="token"):
-        auth_environment({"CODEFU_RAY_AUTH_MODE": "maybe"}, 1)
 
 
 def test_minimal_environment_is_an_allow_list() -> None:

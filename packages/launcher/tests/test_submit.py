@@ -1,19 +1,26 @@
-"""Offline submission through the real sagemaker-train ModelTrainer against moto."""
+"""Submission through the real sagemaker-train ModelTrainer: against moto, and dry runs."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 boto3 = pytest.importorskip("boto3")
-moto = pytest.importorskip("moto")
+pytest.importorskip("moto")
 pytest.importorskip("sagemaker.train")
 
-from codefu_launcher.run import AUTH_SECRET_ENV, derive_auth_token  # noqa: E402
+from codefu_launcher.auth import (  # noqa: E402
+    AUTH_PARAMETER_ENV,
+    AUTH_REGION_ENV,
+    AUTH_SECRET_ENV,
+    auth_environment,
+    derive_auth_token,
+)
 from codefu_launcher.submit import (  # noqa: E402
     InstanceGroupSpec,
     JobSpec,
@@ -21,26 +28,24 @@ from codefu_launcher.submit import (  # noqa: E402
     submit,
 )
 
-ROLE = "arn:aws:iam::123456789012:role/codefu-sagemaker"
-IMAGE = "123456789012.dkr.ecr.us-east-1.amazonaws.com/codefu-train:0.1.0"
+ACCOUNT = "123456789012"  # moto's
+ROLE = f"arn:aws:iam::{ACCOUNT}:role/codefu-sagemaker"
+IMAGE = f"{ACCOUNT}.dkr.ecr.us-east-1.amazonaws.com/codefu-train:0.1.0"
 ENTRY = ["codefu-train", "--config-dir", "conf", "cluster=sagemaker_p4de", "trainer.run name=x"]
-
-
-@pytest.fixture
-def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    for key, value in {
-        "AWS_ACCESS_KEY_ID": "testing",
-        "AWS_SECRET_ACCESS_KEY": "testing",
-        "AWS_SESSION_TOKEN": "testing",
-        "AWS_DEFAULT_REGION": "us-east-1",
-        "AWS_REGION": "us-east-1",
-        "SAGEMAKER_VALIDATE_ROLE": "false",
-    }.items():
-        monkeypatch.setenv(key, value)
-    monkeypatch.delenv("AWS_PROFILE", raising=False)
-    monkeypatch.delenv("SAGEMAKER_ROLE_ARN", raising=False)
-    with moto.mock_aws():
-        yield
+DEFAULT_BUCKET = f"s3://sagemaker-us-east-1-{ACCOUNT}"
+# Overrides no shell character may break or execute: the driver script runs `eval "$CMD"`.
+HOSTILE = [
+    "run.name=$HOME",
+    "a=$(touch pwned-subshell)",
+    "b=`touch pwned-backtick`",
+    "c=\"double\" 'single' both",
+    "d=x; touch pwned-semicolon && echo || true | cat > pwned-redirect",
+    "e=\\back\\slash * ? [x] {a,b} ~ ! # %",
+    "f=\t tab and  spaces ",
+    "g=SAGEMAKER_BASE_COMMAND_EOF",
+    "h=ünïcødé ✓",
+    "",
+]
 
 
 @pytest.fixture
@@ -54,8 +59,21 @@ def workdir(tmp_path: Path) -> tuple[Path, Path]:
     return src, data
 
 
+def small_job(src: Path, **fields: Any) -> JobSpec:
+    """A valid spec (one ml.c5.xlarge host running `x`) with `fields` changed."""
+    values: dict[str, Any] = {
+        "base_job_name": "a",
+        "image_uri": IMAGE,
+        "role_arn": ROLE,
+        "instance_type": "ml.c5.xlarge",
+        "entrypoint": ["x"],
+        "source_dir": str(src),
+    }
+    return JobSpec(**{**values, **fields})
+
+
 def run_submit(spec: JobSpec) -> tuple[dict[str, Any], Any]:
-    """Submit under moto; return the captured CreateTrainingJob parameters and the session."""
+    """Submit under moto; return the CreateTrainingJob parameters botocore was given."""
     captured: list[dict[str, Any]] = []
     session = boto3.Session(region_name="us-east-1")
     session.events.register(
@@ -64,26 +82,36 @@ def run_submit(spec: JobSpec) -> tuple[dict[str, Any], Any]:
     )
     result = submit(spec, boto_session=session)
     assert len(captured) == 1
+    assert result.request == captured[0]
     assert result.job_name == captured[0]["TrainingJobName"]
     return captured[0], session
 
 
-def read_s3_text(session: Any, uri: str, name: str) -> str:
+def s3_objects(session: Any, uri: str) -> dict[str, str]:
+    """Every object under an s3:// prefix (moto), by key."""
     bucket, _, prefix = uri.removeprefix("s3://").partition("/")
     s3 = session.client("s3")
     keys = [o["Key"] for o in s3.list_objects_v2(Bucket=bucket, Prefix=prefix)["Contents"]]
-    key = next(k for k in keys if k.endswith("/" + name))
-    return s3.get_object(Bucket=bucket, Key=key)["Body"].read().decode()
+    return {k: s3.get_object(Bucket=bucket, Key=k)["Body"].read().decode() for k in keys}
+
+
+def read_s3_text(session: Any, uri: str, name: str) -> str:
+    objects = s3_objects(session, uri)
+    return next(text for key, text in objects.items() if key.endswith("/" + name))
 
 
 def channel(req: dict[str, Any], name: str) -> dict[str, Any]:
     return next(c for c in req["InputDataConfig"] if c["ChannelName"] == name)
 
 
-def command_of(req: dict[str, Any], session: Any) -> str:
-    """The command the job runs: SourceCode as the SDK stored it for its driver script."""
+def driver_script(req: dict[str, Any], session: Any) -> str:
     drivers = channel(req, "sm_drivers")["DataSource"]["S3DataSource"]["S3Uri"]
-    script = read_s3_text(session, drivers, "sm_train.sh")
+    return read_s3_text(session, drivers, "sm_train.sh")
+
+
+def command_of(req: dict[str, Any], session: Any) -> str:
+    """The command the job runs, as the SDK wrote it into its driver script."""
+    script = driver_script(req, session)
     return next(line.strip() for line in script.splitlines() if "codefu-launcher run" in line)
 
 
@@ -115,6 +143,7 @@ def test_homogeneous_p4de(aws: None, workdir: tuple[Path, Path]) -> None:
         "KeepAlivePeriodInSeconds": 1800,
     }
     assert req["StoppingCondition"]["MaxRuntimeInSeconds"] == 36000
+    assert req["RetryStrategy"] == {"MaximumRetryAttempts": 3}
     assert req["CheckpointConfig"] == {
         "S3Uri": "s3://my-bucket/ckpt/run1",
         "LocalPath": "/opt/ml/checkpoints",
@@ -124,7 +153,8 @@ def test_homogeneous_p4de(aws: None, workdir: tuple[Path, Path]) -> None:
     assert env["FI_PROVIDER"] == "efa" and env["FI_EFA_USE_DEVICE_RDMA"] == "1"
     assert env["NCCL_DEBUG"] == "INFO"  # the user's value wins over the default
     assert env["WANDB_PROJECT"] == "codefu"
-    assert len(env[AUTH_SECRET_ENV]) == 64
+    assert env[AUTH_PARAMETER_ENV] == "/codefu/ray-auth/codefu-grpo:1"
+    assert AUTH_SECRET_ENV not in env
     assert "CODEFU_HEAD_INSTANCE_GROUP" not in env
     # The local dataset was uploaded; the S3 channel passed through unchanged.
     train_uri = channel(req, "train")["DataSource"]["S3DataSource"]["S3Uri"]
@@ -153,17 +183,16 @@ def test_homogeneous_p5_sets_p5_efa_settings(aws: None, workdir: tuple[Path, Pat
         entrypoint=["codefu-train"],
         source_dir=str(src),
         input_channels={"train": "s3://b/train/"},
+        max_retry_attempts=0,
     )
     req, session = run_submit(spec)
     assert req["ResourceConfig"]["InstanceType"] == "ml.p5.48xlarge"
     assert req["ResourceConfig"]["InstanceCount"] == 4
     assert "KeepAlivePeriodInSeconds" not in req["ResourceConfig"]
+    assert "RetryStrategy" not in req
     env = req["Environment"]
     assert env["FI_EFA_SET_CUDA_SYNC_MEMOPS"] == "0"
     assert env["FI_PROVIDER"] == "efa"
-    # Checkpoints still go to /opt/ml/checkpoints, synced to an SDK default S3 location.
-    assert req["CheckpointConfig"]["LocalPath"] == "/opt/ml/checkpoints"
-    assert req["CheckpointConfig"]["S3Uri"].startswith("s3://")
     assert command_of(req, session) == "exec codefu-launcher run -- codefu-train"
 
 
@@ -190,6 +219,8 @@ def test_heterogeneous_gpu_and_cpu_groups(aws: None, workdir: tuple[Path, Path])
         {"InstanceGroupName": "judge", "InstanceType": "ml.c7i.16xlarge", "InstanceCount": 3},
     ]
     assert "InstanceType" not in req["ResourceConfig"]
+    # One image for every group: judge hosts run the training image.
+    assert req["AlgorithmSpecification"]["TrainingImage"] == IMAGE
     env = req["Environment"]
     assert env["CODEFU_HEAD_INSTANCE_GROUP"] == "gpu"
     assert env["FI_PROVIDER"] == "efa"
@@ -199,17 +230,86 @@ def test_heterogeneous_gpu_and_cpu_groups(aws: None, workdir: tuple[Path, Path])
     )
 
 
-def test_every_job_gets_its_own_auth_secret(aws: None, workdir: tuple[Path, Path]) -> None:
+def test_resubmitting_a_run_resumes_from_its_checkpoint_prefix(
+    aws: None, workdir: tuple[Path, Path]
+) -> None:
     src, _ = workdir
-    spec = JobSpec(
-        "a", IMAGE, ROLE, instance_type="ml.c5.xlarge", entrypoint=["x"], source_dir=str(src)
-    )
+    spec = small_job(src, base_job_name="codefu-p4de", run_name="exp-1")
     first, _ = run_submit(spec)
     second, _ = run_submit(spec)
-    s1, s2 = first["Environment"][AUTH_SECRET_ENV], second["Environment"][AUTH_SECRET_ENV]
-    assert s1 != s2
-    assert derive_auth_token(s1) != derive_auth_token(s2)
+    assert first["TrainingJobName"] != second["TrainingJobName"]
+    assert (
+        first["CheckpointConfig"]
+        == second["CheckpointConfig"]
+        == {
+            "S3Uri": f"{DEFAULT_BUCKET}/exp-1/checkpoints",
+            "LocalPath": "/opt/ml/checkpoints",
+        }
+    )
+    spec.run_name = "exp-2"
+    other, _ = run_submit(spec)
+    assert other["CheckpointConfig"]["S3Uri"] == f"{DEFAULT_BUCKET}/exp-2/checkpoints"
+    spec.output_s3_uri = "s3://team-bucket/codefu/"
+    under_output, _ = run_submit(spec)
+    assert under_output["CheckpointConfig"]["S3Uri"] == "s3://team-bucket/codefu/exp-2/checkpoints"
+
+
+def test_the_secret_stays_out_of_the_request_and_every_host_reads_it(
+    aws: None, workdir: tuple[Path, Path]
+) -> None:
+    src, data = workdir
+    spec = small_job(src, run_name="tok", instance_count=3, input_channels={"train": str(data)})
+    first, session = run_submit(spec)
+    second, _ = run_submit(spec)
+    ssm = session.client("ssm")
+    history = ssm.get_parameter_history(Name="/codefu/ray-auth/tok", WithDecryption=True)
+    secrets = [v["Value"] for v in history["Parameters"]]
+    assert len(secrets) == 2 and secrets[0] != secrets[1]
+    for req, secret in zip((first, second), secrets, strict=True):
+        # Nowhere in the request, nor in anything the submission uploaded.
+        assert secret not in json.dumps(req)
+        bucket = req["OutputDataConfig"]["S3OutputPath"]
+        assert not any(secret in text for text in s3_objects(session, bucket).values())
+        env = req["Environment"]
+        assert env[AUTH_REGION_ENV] == "us-east-1"
+        # Each host, given only the job environment, reads its job's version.
+        token = derive_auth_token(secret)
+        assert auth_environment(env, 3)["RAY_AUTH_TOKEN"] == token
     assert "FI_PROVIDER" not in first["Environment"]  # CPU-only: no EFA settings
+
+
+def test_overrides_reach_the_head_byte_identical_through_the_driver_script(
+    aws: None, workdir: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """The command block of the SDK's real driver script, run by bash, gives the same argv."""
+    src, _ = workdir
+    entry = ["codefu-train", *HOSTILE]
+    spec = small_job(src, entrypoint=entry)
+    req, session = run_submit(spec)
+    script = driver_script(req, session)
+    start = script.index("CMD=$(cat <<'SAGEMAKER_BASE_COMMAND_EOF'")
+    end = script.index('eval "$CMD"') + len('eval "$CMD"')
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    probe = bin_dir / "codefu-launcher"  # stands in for the launcher: records its argv
+    probe.write_text(
+        f"#!{sys.executable}\nimport json, sys\n"
+        f"open({str(tmp_path / 'argv.json')!r}, 'w').write(json.dumps(sys.argv[1:]))\n"
+    )
+    probe.chmod(0o755)
+    work = tmp_path / "work"
+    work.mkdir()
+    env = {"PATH": f"{bin_dir}:/usr/bin:/bin", "HOME": "/home-of-nobody"}
+    subprocess.run(["bash", "-c", script[start:end]], cwd=work, env=env, check=True)
+    argv = json.loads((tmp_path / "argv.json").read_text())
+    assert argv == ["run", "--", *entry]
+    assert list(work.iterdir()) == []  # nothing was executed or redirected
+
+
+def test_an_override_with_a_newline_is_refused(workdir: tuple[Path, Path]) -> None:
+    spec = small_job(workdir[0], entrypoint=["x", "a=1\nb"], dry_run=True)
+    with pytest.raises(SubmitError, match="newline"):
+        submit(spec)
 
 
 def test_role_from_environment(
@@ -217,10 +317,7 @@ def test_role_from_environment(
 ) -> None:
     src, _ = workdir
     monkeypatch.setenv("SAGEMAKER_ROLE_ARN", ROLE)
-    spec = JobSpec(
-        "a", IMAGE, None, instance_type="ml.c5.xlarge", entrypoint=["x"], source_dir=str(src)
-    )
-    req, _ = run_submit(spec)
+    req, _ = run_submit(small_job(src, role_arn=None))
     assert req["RoleArn"] == ROLE
 
 
@@ -228,11 +325,8 @@ def test_missing_role_says_what_to_set(
     workdir: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.delenv("SAGEMAKER_ROLE_ARN", raising=False)
-    spec = JobSpec(
-        "a", IMAGE, None, instance_type="ml.c5.xlarge", entrypoint=["x"], source_dir=str(workdir[0])
-    )
     with pytest.raises(SubmitError, match="SAGEMAKER_ROLE_ARN"):
-        submit(spec)
+        submit(small_job(workdir[0], role_arn=None))
 
 
 def test_missing_credentials_says_what_to_set(
@@ -245,15 +339,7 @@ def test_missing_credentials_says_what_to_set(
     monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
     monkeypatch.delenv("AWS_CONTAINER_CREDENTIALS_RELATIVE_URI", raising=False)
     monkeypatch.delenv("AWS_CONTAINER_CREDENTIALS_FULL_URI", raising=False)
-    spec = JobSpec(
-        "a",
-        IMAGE,
-        ROLE,
-        region="us-east-1",
-        instance_type="ml.c5.xlarge",
-        entrypoint=["x"],
-        source_dir=str(workdir[0]),
-    )
+    spec = small_job(workdir[0], region="us-east-1")
     with pytest.raises(SubmitError, match="AWS_ACCESS_KEY_ID"):
         submit(spec)
     monkeypatch.delenv("AWS_REGION", raising=False)
@@ -263,45 +349,76 @@ def test_missing_credentials_says_what_to_set(
         submit(spec)
 
 
-def test_dry_run_prints_request_without_aws(
-    workdir: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+def test_dry_run_prints_the_sdk_request_without_aws(
+    offline: None, workdir: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.delenv("SAGEMAKER_ROLE_ARN", raising=False)
-    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
     src, data = workdir
     spec = JobSpec(
         "codefu-het",
         IMAGE,
         None,
+        run_name="exp-7",
         instance_groups=[
             InstanceGroupSpec("gpu", "ml.p5.48xlarge", 2),
             InstanceGroupSpec("cpu", "ml.c5.4xlarge", 1),
         ],
         head_instance_group="gpu",
-        entrypoint=["codefu-train", "a b"],
+        entrypoint=["codefu-train", "a b", "c=$HOME`x`"],
         source_dir=str(src),
         input_channels={"train": str(data)},
-        environment={AUTH_SECRET_ENV: "s3cr3t"},
         dry_run=True,
     )
-    import botocore.client
-
-    def no_aws(*args: Any, **kwargs: Any) -> Any:
-        raise AssertionError("dry run made an AWS call")
-
-    monkeypatch.setattr(botocore.client.BaseClient, "_make_api_call", no_aws)
     result = submit(spec)
-    printed = json.loads(capsys.readouterr().out)
+    captured = capsys.readouterr()
+    printed = json.loads(captured.out)
     assert printed["request"] == result.request
     req = result.request
     assert req["ResourceConfig"]["InstanceGroups"][0]["InstanceType"] == "ml.p5.48xlarge"
-    assert req["Command"] == (
-        "exec codefu-launcher run --head-instance-group gpu -- codefu-train 'a b'"
+    assert (
+        printed["command"]
+        == result.command
+        == ("exec codefu-launcher run --head-instance-group gpu -- codefu-train 'a b' 'c=$HOME`x`'")
     )
-    assert "SAGEMAKER_ROLE_ARN" in req["RoleArn"]
-    assert req["Environment"][AUTH_SECRET_ENV] == "<redacted>"
-    assert "s3cr3t" not in json.dumps(printed)
-    assert printed["resolved_spec"]["head_instance_group"] == "gpu"
+    assert req["RoleArn"] == "arn:aws:iam::<account>:role/<unset: set SAGEMAKER_ROLE_ARN>"
+    bucket = "s3://sagemaker-eu-west-1-<account>"
+    assert req["CheckpointConfig"] == {
+        "S3Uri": f"{bucket}/exp-7/checkpoints",
+        "LocalPath": "/opt/ml/checkpoints",
+    }
+    assert channel(req, "train")["DataSource"]["S3DataSource"]["S3Uri"].startswith(bucket)
+    assert req["RetryStrategy"] == {"MaximumRetryAttempts": 3}
+    assert req["Environment"][AUTH_PARAMETER_ENV] == "/codefu/ray-auth/exp-7:0"
+    assert AUTH_SECRET_ENV not in req["Environment"]
+    assert printed["resolved_spec"]["checkpoint_s3_uri"] == f"{bucket}/exp-7/checkpoints"
+    assert "SAGEMAKER_ROLE_ARN" in captured.err and "Nothing was sent" in captured.err
+
+
+def test_dry_run_request_is_the_request_a_submission_sends(
+    aws: None, workdir: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Same spec: the dry run's request equals moto's, up to job name, account, version."""
+    src, data = workdir
+    spec = small_job(
+        src,
+        instance_type="ml.p4de.24xlarge",
+        instance_count=2,
+        entrypoint=["codefu-train", "x=1"],
+        input_channels={"train": str(data)},
+        keep_alive_seconds=60,
+        environment={"WANDB_PROJECT": "p"},
+    )
+    sent, session = run_submit(spec)
+    spec.dry_run = True
+    preview = submit(spec)
+
+    def normalised(req: dict[str, Any]) -> str:
+        env = req["Environment"]
+        env[AUTH_PARAMETER_ENV] = env[AUTH_PARAMETER_ENV].rsplit(":", 1)[0]  # the version
+        text = json.dumps(req, sort_keys=True).replace(req["TrainingJobName"], "<job>")
+        return text.replace(ACCOUNT, "<account>")
+
+    assert normalised(preview.request) == normalised(sent)
+    assert preview.command == command_of(sent, session)
 
 
 @pytest.mark.parametrize(
@@ -313,63 +430,43 @@ def test_dry_run_prints_request_without_aws(
         ({"entrypoint": []}, "entrypoint is empty"),
         ({"input_channels": {"train": "/no/such/dir"}, "dry_run": False}, "nox -s prepare"),
         ({"image_uri": ""}, "nox -s image -- push"),
+        ({"run_name": "my run"}, "run name 'my run'"),
+        ({"environment": {AUTH_SECRET_ENV: "s3cr3t"}}, "DescribeTrainingJob"),
+        ({"max_retry_attempts": 31}, "1 to 30"),
     ],
 )
 def test_invalid_specs_name_the_fix(
     workdir: tuple[Path, Path], changes: dict[str, Any], message: str
 ) -> None:
-    spec = JobSpec(
-        "a",
-        IMAGE,
-        ROLE,
-        instance_type="ml.c5.xlarge",
-        entrypoint=["x"],
-        source_dir=str(workdir[0]),
-        dry_run=True,
-    )
-    for key, value in changes.items():
-        setattr(spec, key, value)
     with pytest.raises(SubmitError, match=message):
-        submit(spec)
+        submit(small_job(workdir[0], **{"dry_run": True, **changes}))
 
 
 def test_heterogeneous_without_head_group_is_refused(workdir: tuple[Path, Path]) -> None:
-    spec = JobSpec(
-        "a",
-        IMAGE,
-        ROLE,
-        instance_groups=[InstanceGroupSpec("gpu", "ml.p5.48xlarge", 1)],
-        entrypoint=["x"],
-        source_dir=str(workdir[0]),
-        dry_run=True,
-    )
+    groups = [InstanceGroupSpec("gpu", "ml.p5.48xlarge", 1)]
+    spec = small_job(workdir[0], instance_type=None, instance_groups=groups, dry_run=True)
     with pytest.raises(SubmitError, match="head_instance_group"):
         submit(spec)
 
 
 def test_dry_run_notes_a_missing_dataset_instead_of_failing(
-    workdir: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    offline: None, workdir: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.delenv("SAGEMAKER_ROLE_ARN", raising=False)
-    spec = JobSpec(
-        "a",
-        IMAGE,
-        None,
-        instance_type="ml.p4de.24xlarge",
-        entrypoint=["x"],
-        source_dir=str(workdir[0]),
-        input_channels={"data": "/no/such/dir"},
-        dry_run=True,
-    )
+    channels = {"data": "s3://b/data", "extra": "/no/such/dir"}
+    spec = small_job(workdir[0], role_arn=None, input_channels=channels, dry_run=True)
     result = submit(spec)
     err = capsys.readouterr().err
     assert "nox -s prepare" in err and "SAGEMAKER_ROLE_ARN" in err
-    assert len(result.resolved["notes"]) == 2
+    assert any("/no/such/dir" in note for note in result.resolved["notes"])
 
 
-def test_submit_cli_dry_run(workdir: tuple[Path, Path], tmp_path: Path) -> None:
-    import subprocess
-    import sys
+def test_submit_cli_dry_run(
+    offline: None,
+    workdir: tuple[Path, Path],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from codefu_launcher.cli import main
 
     spec = {
         "base_job_name": "cli",
@@ -384,10 +481,12 @@ def test_submit_cli_dry_run(workdir: tuple[Path, Path], tmp_path: Path) -> None:
     }
     path = tmp_path / "spec.json"
     path.write_text(json.dumps(spec))
-    cli = [sys.executable, "-m", "codefu_launcher.cli", "submit", "--spec", str(path)]
-    out = subprocess.run([*cli, "--dry-run"], capture_output=True, text=True, check=True)
-    request = json.loads(out.stdout)["request"]
+    assert main(["submit", "--spec", str(path), "--dry-run"]) == 0
+    request = json.loads(capsys.readouterr().out)["request"]
     assert [g["InstanceCount"] for g in request["ResourceConfig"]["InstanceGroups"]] == [1, 2]
+    assert request["CheckpointConfig"]["S3Uri"] == (
+        "s3://sagemaker-eu-west-1-<account>/cli/checkpoints"
+    )
     path.write_text(json.dumps({**spec, "instance_typo": "x"}))
-    bad = subprocess.run(cli, capture_output=True, text=True, check=False)
-    assert bad.returncode == 2 and "instance_typo" in bad.stderr
+    assert main(["submit", "--spec", str(path)]) == 2
+    assert "instance_typo" in capsys.readouterr().err

@@ -140,23 +140,27 @@ def build_parser() -> argparse.ArgumentParser:
         usage="codefu-launcher run [options] -- ENTRYPOINT ...",
     )
     _add_plan_arguments(p_run)
-    p_run.add_argument(
-        "--wait-timeout",
-        type=float,
-        default=float(os.environ.get("CODEFU_WAIT_TIMEOUT", "600")),
-        help="Seconds the head waits for all nodes before failing (default 600).",
+    timeouts = (
+        ("--wait-timeout", "CODEFU_WAIT_TIMEOUT", "600", "Seconds the head waits for all nodes"),
+        (
+            "--head-gone-grace",
+            "CODEFU_HEAD_GONE_GRACE",
+            "60",
+            "Seconds workers wait out a lost head",
+        ),
     )
+    for flag, env_name, default, text in timeouts:
+        p_run.add_argument(
+            flag,
+            type=float,
+            default=float(os.environ.get(env_name, default)),
+            help=f"{text} before giving up (default {default}, or ${env_name}).",
+        )
     p_run.add_argument(
         "--join-timeout",
         type=float,
         default=None,
         help="Seconds a worker waits for the head (default: wait timeout + 120).",
-    )
-    p_run.add_argument(
-        "--head-gone-grace",
-        type=float,
-        default=float(os.environ.get("CODEFU_HEAD_GONE_GRACE", "60")),
-        help="Seconds a worker tolerates an unreachable head before concluding it is done.",
     )
     p_run.add_argument(
         "--failure-file",
@@ -173,7 +177,7 @@ def build_parser() -> argparse.ArgumentParser:
     p_run.set_defaults(func=_cmd_run)
 
     p_submit = sub.add_parser(
-        "submit", help="Submit a SageMaker training job from a JSON job spec (Contract 5)."
+        "submit", help="Submit a SageMaker training job from a JSON file of JobSpec fields."
     )
     p_submit.add_argument("--spec", required=True, help="JSON file with JobSpec fields.")
     p_submit.add_argument("--dry-run", action="store_true", help="Print the request only.")

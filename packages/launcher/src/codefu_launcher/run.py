@@ -10,11 +10,8 @@ code. Worker: waits for the head, joins with retries, and exits 0 once the head 
 from __future__ import annotations
 
 import contextlib
-import hashlib
-import hmac
 import logging
 import os
-import secrets
 import shutil
 import signal
 import socket
@@ -26,13 +23,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType
 
+from codefu_launcher.auth import AUTH_SECRET_ENV, AuthError, auth_environment
 from codefu_launcher.plan import ClusterPlan
 
 log = logging.getLogger("codefu_launcher")
 
 DEFAULT_FAILURE_FILE = "/opt/ml/output/failure"
-AUTH_SECRET_ENV = "CODEFU_RAY_AUTH_SECRET"
-AUTH_MODE_ENV = "CODEFU_RAY_AUTH_MODE"  # "token" (default) or "disabled" (explicit opt-out)
 DRAIN_ENV = "RAY_GRACEFUL_SHUTDOWN_DRAIN_TIMEOUT_S"
 PASS_ENV_ENV = "CODEFU_PASS_ENV"  # extra variable names for the entrypoint, comma separated
 
@@ -114,36 +110,6 @@ class RunSettings:
 
 
 # --- pure helpers -------------------------------------------------------------------------
-
-
-def derive_auth_token(secret: str) -> str:
-    """The cluster's Ray token: an HMAC of the job secret, identical on every host."""
-    return hmac.new(secret.encode(), b"codefu-ray-auth-token-v1", hashlib.sha256).hexdigest()
-
-
-def auth_environment(env: Mapping[str, str], expected_nodes: int) -> dict[str, str]:
-    """RAY_AUTH_MODE / RAY_AUTH_TOKEN for Ray processes and drivers on this host.
-
-    Every host derives the same token from CODEFU_RAY_AUTH_SECRET (set once per job at
-    submission). A single-node job may do without: it gets a random token. Setting
-    CODEFU_RAY_AUTH_MODE=disabled turns authentication off explicitly.
-    """
-    mode = env.get(AUTH_MODE_ENV, "token").strip().lower()
-    if mode == "disabled":
-        return {"RAY_AUTH_MODE": "disabled"}
-    if mode != "token":
-        raise LaunchError(f"{AUTH_MODE_ENV}={mode!r}: use 'token' (default) or 'disabled'.")
-    secret = env.get(AUTH_SECRET_ENV, "")
-    if not secret:
-        if expected_nodes > 1:
-            raise LaunchError(
-                f"{AUTH_SECRET_ENV} is not set, so the {expected_nodes} hosts cannot agree on "
-                "a Ray auth token. Set it in the job environment to one random value "
-                "(codefu_launcher.submit does), or set "
-                f"{AUTH_MODE_ENV}=disabled to run without authentication."
-            )
-        secret = secrets.token_hex(32)
-    return {"RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": derive_auth_token(secret)}
 
 
 def minimal_environment(env: Mapping[str, str], extra: Sequence[str] = ()) -> dict[str, str]:
@@ -284,7 +250,10 @@ class Launcher:
         self.entrypoint = list(entrypoint)
         self.env = dict(env)
         self.settings = settings
-        self.auth = auth_environment(env, plan.expected_nodes)
+        try:
+            self.auth = auth_environment(env, plan.expected_nodes)
+        except AuthError as exc:
+            raise LaunchError(str(exc)) from exc
         self.base_env = minimal_environment(env, settings.extra_env)
         self.ray: RayNode | None = None
         self.child: subprocess.Popen[bytes] | None = None

@@ -1,29 +1,54 @@
-"""Submit a SageMaker training job whose hosts form one Ray cluster (Contract 5).
+"""Submit a SageMaker training job whose hosts form one Ray cluster.
 
-`submit(spec)` builds a sagemaker-train v3 `ModelTrainer`: the training image, source
-code whose command is `codefu-launcher run -- <entrypoint>`, compute (one instance type
-or instance groups), input channels, checkpoint config for /opt/ml/checkpoints, stopping
-condition, keep-alive and environment (Ray auth secret, NCCL/EFA settings by instance
-type). With `dry_run` it prints the request and the resolved spec and touches no AWS.
+`submit(spec)` builds a sagemaker-train `ModelTrainer`: the training image, source code
+whose command is `codefu-launcher run -- <entrypoint>`, compute (one instance type or
+instance groups), input channels, checkpoints (/opt/ml/checkpoints synced with an S3
+prefix named after the run, so a resubmitted run resumes), a retry strategy, stopping
+condition, keep-alive and environment (NCCL/EFA settings by instance type, and where the
+hosts read the Ray auth secret: `codefu_launcher.auth`). A dry run executes the same code
+against `codefu_launcher.offline_aws`, so the request it prints is the one the SDK builds,
+and nothing reaches AWS.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import secrets
+import re
 import shlex
 import sys
-import warnings
-from dataclasses import asdict, dataclass, field
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from codefu_launcher.auth import (
+    AUTH_PARAMETER_ENV,
+    AUTH_REGION_ENV,
+    AUTH_SECRET_ENV,
+    AuthError,
+    store_job_secret,
+)
+from codefu_launcher.offline_aws import (
+    STAND_IN_ACCOUNT,
+    NotSent,
+    offline_session,
+    with_placeholders,
+)
 from codefu_launcher.plan import HOMOGENEOUS_GROUP, gpus_for_instance_type
-from codefu_launcher.run import AUTH_SECRET_ENV
 
 CHECKPOINT_LOCAL_PATH = "/opt/ml/checkpoints"
 ROLE_ENV = "SAGEMAKER_ROLE_ARN"
+ROLE_PLACEHOLDER = f"arn:aws:iam::{STAND_IN_ACCOUNT}:role/<unset: set {ROLE_ENV}>"
+DRY_RUN_REGION = "us-east-1"  # a dry run's region when none is configured
+RUN_NAME_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
+# The environment entries that only submission sets (the Ray auth secret's whereabouts).
+SET_BY_SUBMISSION = (AUTH_SECRET_ENV, AUTH_PARAMETER_ENV, AUTH_REGION_ENV)
+# The SDK's driver script runs the command from this quoted heredoc with `eval "$CMD"`.
+DRIVER_SCRIPT = "sm_train.sh"
+COMMAND_HEREDOC = ("<<'SAGEMAKER_BASE_COMMAND_EOF'\n", "\nSAGEMAKER_BASE_COMMAND_EOF\n")
+CREATE_JOB_EVENT = "provide-client-params.sagemaker.CreateTrainingJob"
 
 # NCCL over EFA on the GPU instance types the project targets (aws-ofi-nccl in the image).
 _EFA_COMMON = {
@@ -60,6 +85,9 @@ class JobSpec:
     image_uri: str
     role_arn: str | None = None  # None -> $SAGEMAKER_ROLE_ARN
     region: str | None = None  # None -> AWS_REGION / boto default
+    # Jobs of one run name share checkpoints (a resubmission resumes) and the Ray auth
+    # parameter. None -> base_job_name.
+    run_name: str | None = None
     instance_type: str | None = None  # homogeneous cluster
     instance_count: int = 1
     instance_groups: list[InstanceGroupSpec] = field(default_factory=list)  # heterogeneous
@@ -67,8 +95,11 @@ class JobSpec:
     entrypoint: list[str] = field(default_factory=list)
     source_dir: str = "."
     input_channels: dict[str, str] = field(default_factory=dict)  # name -> local dir or s3://
+    # None -> <output_s3_uri, or the SDK session's default bucket[/prefix]>/<run name>/checkpoints
     checkpoint_s3_uri: str | None = None
     output_s3_uri: str | None = None
+    # SageMaker's RetryStrategy: restarts after an InternalServerError (0: none, at most 30).
+    max_retry_attempts: int = 3
     max_runtime_seconds: int = 5 * 24 * 3600
     keep_alive_seconds: int = 0
     volume_size_gb: int = 200
@@ -80,8 +111,9 @@ class JobSpec:
 class SubmitResult:
     job_name: str | None
     dry_run: bool
-    request: dict[str, Any]  # CreateTrainingJob request (dry run: as known before uploads)
-    resolved: dict[str, Any]  # the spec after defaults, with secrets redacted
+    request: dict[str, Any]  # the CreateTrainingJob request as the SDK built it
+    command: str | None  # dry run: the command in the SDK's driver script
+    resolved: dict[str, Any]  # the spec after defaults
 
 
 def nccl_environment(instance_types: list[str]) -> dict[str, str]:
@@ -114,9 +146,12 @@ def _groups(spec: JobSpec) -> list[InstanceGroupSpec]:
     return [InstanceGroupSpec(HOMOGENEOUS_GROUP, spec.instance_type, spec.instance_count)]
 
 
+def run_name(spec: JobSpec) -> str:
+    return spec.run_name or spec.base_job_name
+
+
 def validate(spec: JobSpec) -> list[str]:
     """Raise SubmitError naming the field to fix; return notes (dry run: missing local dirs)."""
-    notes: list[str] = []
     if not spec.image_uri:
         raise SubmitError(
             "image_uri is empty: build and push the training image (`nox -s image -- push`) "
@@ -125,6 +160,23 @@ def validate(spec: JobSpec) -> list[str]:
     if not spec.entrypoint:
         raise SubmitError(
             "entrypoint is empty: say what the head runs, e.g. ['codefu-train', ...]."
+        )
+    if any("\n" in arg or "\x00" in arg for arg in spec.entrypoint):
+        raise SubmitError(
+            "An entrypoint argument contains a newline or NUL byte; the SDK's driver script "
+            "carries the command in a heredoc, one line: remove them."
+        )
+    if not RUN_NAME_PATTERN.fullmatch(run_name(spec)):
+        raise SubmitError(
+            f"run name {run_name(spec)!r} must be 1-128 letters, digits, '.', '_' or '-' and "
+            "start with a letter or digit (it names the run's S3 checkpoint prefix)."
+        )
+    reserved = sorted(set(spec.environment) & set(SET_BY_SUBMISSION))
+    if reserved:
+        raise SubmitError(
+            f"environment sets {reserved}: the job's environment is readable by anyone "
+            "allowed DescribeTrainingJob, so the Ray auth secret never goes there; submission "
+            "stores it in Parameter Store itself. Remove them."
         )
     if bool(spec.instance_type) == bool(spec.instance_groups):
         raise SubmitError(
@@ -153,6 +205,10 @@ def validate(spec: JobSpec) -> list[str]:
         )
     if spec.max_runtime_seconds < 1 or spec.keep_alive_seconds < 0 or spec.volume_size_gb < 1:
         raise SubmitError("max_runtime_seconds and volume_size_gb must be > 0, keep_alive >= 0.")
+    if not 0 <= spec.max_retry_attempts <= 30:
+        raise SubmitError(
+            f"max_retry_attempts={spec.max_retry_attempts}: SageMaker allows 1 to 30 (0: none)."
+        )
     problems = [
         f"Input channel {name!r}: {source} is neither an s3:// URI nor a local directory "
         "(run `nox -s prepare` first, or give the dataset's S3 URI)."
@@ -163,40 +219,52 @@ def validate(spec: JobSpec) -> list[str]:
         problems.append(f"source_dir {spec.source_dir} is not a directory.")
     if problems and not spec.dry_run:
         raise SubmitError(" ".join(problems))
-    notes += problems
-    return notes
+    return problems
 
 
 def job_environment(spec: JobSpec) -> dict[str, str]:
-    """Environment of every host: NCCL/EFA defaults, launcher settings, the user's overrides."""
+    """Environment of every host: NCCL/EFA defaults, launcher settings, the user's entries.
+
+    Submission adds where the hosts read the Ray auth secret (`auth.store_job_secret`).
+    """
     types = [g.instance_type for g in _groups(spec)]
     gpu_types = [t for t in types if (gpus_for_instance_type(t) or 0) > 0]
     env = nccl_environment(gpu_types)
     if spec.head_instance_group:
         env["CODEFU_HEAD_INSTANCE_GROUP"] = spec.head_instance_group
     env.update(spec.environment)
-    # One random secret per job: every host derives the same Ray auth token from it.
-    env.setdefault(AUTH_SECRET_ENV, secrets.token_hex(32))
     return env
 
 
-def _redact(env: dict[str, str]) -> dict[str, str]:
-    return {k: ("<redacted>" if k == AUTH_SECRET_ENV else v) for k, v in env.items()}
+def checkpoint_s3_uri(spec: JobSpec, sagemaker_session: Any) -> str:
+    """Where /opt/ml/checkpoints syncs: the same for every job of the run name.
+
+    SageMaker copies this prefix into /opt/ml/checkpoints when a job starts, so veRL's
+    `resume_mode=auto` continues from the newest checkpoint a previous job left there.
+    """
+    if spec.checkpoint_s3_uri:
+        return spec.checkpoint_s3_uri
+    if spec.output_s3_uri:
+        root = spec.output_s3_uri.rstrip("/")
+    else:
+        root = f"s3://{sagemaker_session.default_bucket()}"
+        prefix = (sagemaker_session.default_bucket_prefix or "").strip("/")
+        root += f"/{prefix}" if prefix else ""
+    return f"{root}/{run_name(spec)}/checkpoints"
 
 
-def _configs(spec: JobSpec, env: dict[str, str]) -> dict[str, Any]:
-    """The ModelTrainer keyword arguments (no AWS access)."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)
-        from sagemaker.train.configs import (
-            CheckpointConfig,
-            Compute,
-            InputData,
-            InstanceGroup,
-            OutputDataConfig,
-            SourceCode,
-            StoppingCondition,
-        )
+def _trainer(spec: JobSpec, env: dict[str, str], role: str, sagemaker_session: Any) -> Any:
+    """The ModelTrainer of the job (resolving the checkpoint URI may ask S3 for the bucket)."""
+    from sagemaker.core.training.configs import (
+        CheckpointConfig,
+        Compute,
+        InstanceGroup,
+        OutputDataConfig,
+        RetryStrategy,
+        SourceCode,
+        StoppingCondition,
+    )
+    from sagemaker.train import ModelTrainer
 
     keep_alive = spec.keep_alive_seconds or None
     if spec.instance_groups:
@@ -219,84 +287,151 @@ def _configs(spec: JobSpec, env: dict[str, str]) -> dict[str, Any]:
             volume_size_in_gb=spec.volume_size_gb,
             keep_alive_period_in_seconds=keep_alive,
         )
-    return {
-        "training_image": spec.image_uri,
-        "base_job_name": spec.base_job_name,
-        "source_code": SourceCode(
+    optional: dict[str, Any] = {}
+    if spec.output_s3_uri:
+        optional["output_data_config"] = OutputDataConfig(s3_output_path=spec.output_s3_uri)
+    trainer = ModelTrainer(
+        sagemaker_session=sagemaker_session,
+        role=role,
+        training_image=spec.image_uri,
+        base_job_name=spec.base_job_name,
+        source_code=SourceCode(
             source_dir=spec.source_dir,
             command=launcher_command(spec.head_instance_group),
             args=list(spec.entrypoint),
         ),
-        "compute": compute,
-        "stopping_condition": StoppingCondition(max_runtime_in_seconds=spec.max_runtime_seconds),
-        "checkpoint_config": CheckpointConfig(
-            s3_uri=spec.checkpoint_s3_uri, local_path=CHECKPOINT_LOCAL_PATH
+        compute=compute,
+        stopping_condition=StoppingCondition(max_runtime_in_seconds=spec.max_runtime_seconds),
+        checkpoint_config=CheckpointConfig(
+            s3_uri=checkpoint_s3_uri(spec, sagemaker_session), local_path=CHECKPOINT_LOCAL_PATH
         ),
-        "output_data_config": (
-            OutputDataConfig(s3_output_path=spec.output_s3_uri) if spec.output_s3_uri else None
-        ),
-        "environment": env,
-        "input_data": [
-            InputData(channel_name=name, data_source=source)
-            for name, source in spec.input_channels.items()
-        ],
-    }
+        environment=env,
+        **optional,
+    )
+    if spec.max_retry_attempts:
+        trainer.with_retry_strategy(RetryStrategy(maximum_retry_attempts=spec.max_retry_attempts))
+    return trainer
 
 
-def preview_request(spec: JobSpec, env: dict[str, str], role: str | None) -> dict[str, Any]:
-    """The CreateTrainingJob request as far as it is known without AWS.
+@contextmanager
+def _captured(boto_session: Any, event: str) -> Iterator[list[dict[str, Any]]]:
+    """The API parameters of every `event` call made through `boto_session`'s clients."""
+    calls: list[dict[str, Any]] = []
 
-    Uploads (local channels, source code) and SDK defaults (bucket, job-name suffix) are
-    shown as placeholders; the moto tests check the real request has the same fields.
+    def capture(params: dict[str, Any], **_: Any) -> None:
+        calls.append(params)
+
+    boto_session.events.register(event, capture)
+    try:
+        yield calls
+    finally:
+        boto_session.events.unregister(event, capture)
+
+
+def _create_job(
+    spec: JobSpec,
+    role: str,
+    boto_session: Any,
+    sagemaker_config: dict[str, Any] | None = None,
+    wait: bool = False,
+) -> dict[str, Any]:
+    """Store the Ray secret, build the job with the SDK and send CreateTrainingJob.
+
+    Returns the request as sent (JSON-like). Against `offline_aws` the SDK's call stops
+    at CreateTrainingJob and the request is returned all the same.
     """
-    groups = _groups(spec)
-    resource: dict[str, Any] = {"VolumeSizeInGB": spec.volume_size_gb}
-    if spec.instance_groups:
-        resource["InstanceGroups"] = [
-            {
-                "InstanceGroupName": g.name,
-                "InstanceType": g.instance_type,
-                "InstanceCount": g.instance_count,
-            }
-            for g in groups
-        ]
-    else:
-        resource["InstanceType"] = spec.instance_type
-        resource["InstanceCount"] = spec.instance_count
-    if spec.keep_alive_seconds:
-        resource["KeepAlivePeriodInSeconds"] = spec.keep_alive_seconds
-    channels = [
-        {
-            "ChannelName": name,
-            "DataSource": {
-                "S3DataSource": {
-                    "S3DataType": "S3Prefix",
-                    "S3Uri": src if src.startswith("s3://") else f"<upload of {src}>",
-                    "S3DataDistributionType": "FullyReplicated",
-                }
-            },
-        }
-        for name, src in spec.input_channels.items()
-    ]
-    command = launcher_command(spec.head_instance_group)
+    from sagemaker.core.helper.session_helper import Session
+
+    try:
+        env = {**job_environment(spec), **store_job_secret(boto_session, run_name(spec))}
+    except AuthError as exc:
+        raise SubmitError(str(exc)) from exc
+    with _captured(boto_session, CREATE_JOB_EVENT) as sent:
+        session = Session(boto_session=boto_session, sagemaker_config=sagemaker_config)
+        trainer = _trainer(spec, env, role, session)
+        input_data = [_input(name, source) for name, source in spec.input_channels.items()]
+        with suppress(NotSent):  # only `offline_aws` raises it: the dry run ends there
+            trainer.train(input_data_config=input_data or None, wait=wait, logs=wait)
+    if len(sent) != 1:
+        raise SubmitError(f"The SageMaker SDK sent {len(sent)} CreateTrainingJob requests, not 1.")
+    request: dict[str, Any] = json.loads(json.dumps(sent[0], default=str))
+    return request
+
+
+def _input(name: str, source: str) -> Any:
+    from sagemaker.core.training.configs import InputData
+
+    return InputData(channel_name=name, data_source=source)
+
+
+def _dry_run_config(boto_session: Any) -> dict[str, Any]:
+    """The user's SageMaker SDK defaults, with the SDK's usage telemetry (an HTTP call) off.
+
+    A defaults file kept in S3 would be read through `boto_session` (offline: not found).
+    """
+    from sagemaker.core.config import load_sagemaker_config
+
+    loaded = load_sagemaker_config(s3_resource=boto_session.resource("s3"))
+    config: dict[str, Any] = {"SchemaVersion": "1.0", **loaded}
+    sdk = config.setdefault("SageMaker", {}).setdefault("PythonSDK", {})
+    sdk.setdefault("Modules", {})["TelemetryOptOut"] = True
+    return config
+
+
+def _local_or_placeholder(source: str) -> str:
+    if source.startswith("s3://") or Path(source).is_dir():
+        return source
+    return f"s3://<missing local directory {source}>"
+
+
+def _driver_command(script: str) -> str | None:
+    """The command line in the SDK's driver script (between its heredoc markers)."""
+    start, end = COMMAND_HEREDOC
+    if start not in script or end not in script:
+        return None
+    return script.split(start, 1)[1].split(end, 1)[0]
+
+
+def dry_run(spec: JobSpec, role: str | None, notes: list[str]) -> SubmitResult:
+    """Run the submission against `offline_aws` and print what the SDK would send."""
+    region = _region(spec)
+    if region is None:
+        region = DRY_RUN_REGION
+        notes.append(f"No AWS region configured: the dry run used {region}.")
+    session = offline_session(region)
+    # What validate() noted as missing stays in the request as a placeholder.
+    present = replace(
+        spec,
+        source_dir=_local_or_placeholder(spec.source_dir),
+        input_channels={k: _local_or_placeholder(v) for k, v in spec.input_channels.items()},
+    )
+    with _captured(session, "provide-client-params.s3.PutObject") as uploads:
+        config = _dry_run_config(session)
+        request = _create_job(present, role or ROLE_PLACEHOLDER, session, config)
+        scripts = [u["Body"].read().decode() for u in uploads if u["Key"].endswith(DRIVER_SCRIPT)]
+    command = _driver_command(scripts[0]) if scripts else None
+    request = with_placeholders(request)
+    notes.append(
+        "Nothing was sent: AWS calls were answered on this machine (the account shows as "
+        f"<account>; {AUTH_PARAMETER_ENV}'s version 0 stands for the version a submission "
+        "writes)."
+    )
+    resolved = _resolved(spec, role, request, notes)
+    print(json.dumps({"request": request, "command": command, "resolved_spec": resolved}, indent=2))
+    for note in notes:
+        print(f"codefu-launcher submit (dry run) note: {note}", file=sys.stderr)
+    return SubmitResult(None, True, request, command, resolved)
+
+
+def _resolved(
+    spec: JobSpec, role: str | None, request: dict[str, Any], notes: list[str]
+) -> dict[str, Any]:
     return {
-        "TrainingJobName": f"{spec.base_job_name}-<timestamp>",
-        "RoleArn": role or f"<unset: set {ROLE_ENV}>",
-        "AlgorithmSpecification": {"TrainingImage": spec.image_uri, "TrainingInputMode": "File"},
-        "ResourceConfig": resource,
-        "StoppingCondition": {"MaxRuntimeInSeconds": spec.max_runtime_seconds},
-        "CheckpointConfig": {
-            "S3Uri": spec.checkpoint_s3_uri or "<default bucket>/checkpoints",
-            "LocalPath": CHECKPOINT_LOCAL_PATH,
-        },
-        "OutputDataConfig": {"S3OutputPath": spec.output_s3_uri or "<default bucket>"},
-        "InputDataConfig": [
-            *channels,
-            {"ChannelName": "code", "DataSource": f"<upload of {spec.source_dir}>"},
-            {"ChannelName": "sm_drivers", "DataSource": "<SDK driver scripts>"},
-        ],
-        "Environment": _redact(env),
-        "Command": " ".join([command, *(shlex.quote(a) for a in spec.entrypoint)]),
+        **asdict(spec),
+        "role_arn": role,
+        "run_name": run_name(spec),
+        "checkpoint_s3_uri": request["CheckpointConfig"]["S3Uri"],
+        "notes": notes,
     }
 
 
@@ -304,10 +439,17 @@ def resolve_role(spec: JobSpec) -> str | None:
     return spec.role_arn or os.environ.get(ROLE_ENV) or None
 
 
+def _region(spec: JobSpec) -> str | None:
+    """The spec's region, else AWS_REGION, else boto's (AWS_DEFAULT_REGION, ~/.aws/config)."""
+    import boto3
+
+    return spec.region or os.environ.get("AWS_REGION") or boto3.Session().region_name
+
+
 def _boto_session(spec: JobSpec) -> Any:
     import boto3
 
-    session = boto3.Session(region_name=spec.region) if spec.region else boto3.Session()
+    session = boto3.Session(region_name=_region(spec))
     if session.region_name is None:
         raise SubmitError(
             "No AWS region: set AWS_REGION (or AWS_DEFAULT_REGION), add a region to "
@@ -329,17 +471,11 @@ def submit(spec: JobSpec, boto_session: Any = None, wait: bool = False) -> Submi
     are missing.
     """
     notes = validate(spec)
-    env = job_environment(spec)
     role = resolve_role(spec)
-    if role is None:
-        notes.append(f"No role: set {ROLE_ENV} (or role_arn) before submitting for real.")
-    resolved = {**asdict(spec), "role_arn": role, "environment": _redact(env), "notes": notes}
     if spec.dry_run:
-        request = preview_request(spec, env, role)
-        print(json.dumps({"request": request, "resolved_spec": resolved}, indent=2))
-        for note in notes:
-            print(f"codefu-launcher submit (dry run) note: {note}", file=sys.stderr)
-        return SubmitResult(job_name=None, dry_run=True, request=request, resolved=resolved)
+        if role is None:
+            notes.append(f"No role: set {ROLE_ENV} (or role_arn) before submitting for real.")
+        return dry_run(spec, role, notes)
     if role is None:
         raise SubmitError(
             f"No SageMaker execution role: set {ROLE_ENV}=arn:aws:iam::<account>:role/<name> "
@@ -347,22 +483,13 @@ def submit(spec: JobSpec, boto_session: Any = None, wait: bool = False) -> Submi
             "see docs/sagemaker.md) or role_arn in the job spec."
         )
     session = boto_session or _boto_session(spec)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)
-        from sagemaker.core.helper.session_helper import Session
-        from sagemaker.train import ModelTrainer
-
-    kwargs = _configs(spec, env)
-    input_data = kwargs.pop("input_data")
-    if kwargs["output_data_config"] is None:
-        del kwargs["output_data_config"]
-    trainer = ModelTrainer(sagemaker_session=Session(boto_session=session), role=role, **kwargs)
-    trainer.train(input_data_config=input_data or None, wait=wait, logs=wait)
-    job = trainer._latest_training_job
-    job_name = str(job.training_job_name) if job is not None else None
-    request = {"TrainingJobName": job_name, "RoleArn": role}
-    print(f"Submitted SageMaker training job {job_name} in {session.region_name}.")
-    return SubmitResult(job_name=job_name, dry_run=False, request=request, resolved=resolved)
+    request = _create_job(spec, role, session, wait=wait)
+    job_name = str(request["TrainingJobName"])
+    print(
+        f"Submitted SageMaker training job {job_name} in {session.region_name}; checkpoints "
+        f"sync with {request['CheckpointConfig']['S3Uri']}."
+    )
+    return SubmitResult(job_name, False, request, None, _resolved(spec, role, request, notes))
 
 
 def spec_from_dict(data: dict[str, Any]) -> JobSpec:

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -90,27 +93,35 @@ def test_check_prints_both_configs(tmp_path: Path, capsys: pytest.CaptureFixture
     assert "nothing started" in err
 
 
-def test_sagemaker_dry_run_writes_resolved_configs_and_prints_the_request(
-    tmp_path: Path,
-    prepared_data: Path,
-    capsys: pytest.CaptureFixture[str],
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+DryRun = Callable[..., tuple[dict[str, Any], str]]
+IMAGE_OVERRIDE = (
+    "cluster.sagemaker.image_uri=123.dkr.ecr.us-east-1.amazonaws.com/codefu-train:0.1.0"
+)
+
+
+@pytest.fixture
+def sagemaker_dry_run(
+    prepared_data: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> DryRun:
+    """`codefu-train cluster=sagemaker_p4de ...` without a role: the printed JSON, stderr."""
     monkeypatch.delenv("SAGEMAKER_ROLE_ARN", raising=False)
+
+    def dry_run(run_dir: Path, *overrides: str) -> tuple[dict[str, Any], str]:
+        data = f"data.out_dir={prepared_data}"
+        argv = ["cluster=sagemaker_p4de", IMAGE_OVERRIDE, data, f"run.dir={run_dir}", *overrides]
+        code, out, err = _run(argv, capsys)
+        assert code == 0, err
+        assert "DRY RUN" in err
+        return json.loads(out[out.index("{") :]), err
+
+    return dry_run
+
+
+def test_sagemaker_dry_run_writes_resolved_configs_and_prints_the_request(
+    tmp_path: Path, prepared_data: Path, sagemaker_dry_run: DryRun
+) -> None:
     run_dir = tmp_path / "run"
-    code, out, err = _run(
-        [
-            "cluster=sagemaker_p4de",
-            "cluster.sagemaker.image_uri=123.dkr.ecr.us-east-1.amazonaws.com/codefu-train:0.1.0",
-            f"data.out_dir={prepared_data}",
-            f"run.dir={run_dir}",
-            "trainer.total_epochs=2",
-        ],
-        capsys,
-    )
-    assert code == 0, err
-    assert "DRY RUN" in err
-    printed = json.loads(out[out.index("{") :])
+    printed, _ = sagemaker_dry_run(run_dir, "trainer.total_epochs=2")
     entry = printed["resolved_spec"]["entrypoint"]
     assert entry[:3] == ["codefu-train", "--config-dir", "."]
     assert "cluster=sagemaker_p4de" in entry and "trainer.total_epochs=2" in entry
@@ -119,6 +130,32 @@ def test_sagemaker_dry_run_writes_resolved_configs_and_prints_the_request(
     assert printed["resolved_spec"]["instance_type"] == "ml.p4de.24xlarge"
     assert (run_dir / "config" / "train.yaml").is_file()
     assert "total_epochs: 2" in (run_dir / "config" / "verl.yaml").read_text()
+
+
+def test_sagemaker_dry_runs_of_one_run_name_share_checkpoints_and_carry_no_secret(
+    tmp_path: Path, sagemaker_dry_run: DryRun, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Resubmitting a run.name resumes it: the same checkpoint URI; no secret anywhere."""
+    monkeypatch.setenv("AWS_REGION", "us-west-2")
+    monkeypatch.delenv("AWS_DEFAULT_REGION", raising=False)
+
+    first, err = sagemaker_dry_run(tmp_path / "1", "run.name=exp-a")
+    second, _ = sagemaker_dry_run(tmp_path / "2", "run.name=exp-a")
+    other, _ = sagemaker_dry_run(tmp_path / "3", "run.name=b")
+    for printed in (first, second, other):
+        for env in (printed["request"]["Environment"], printed["resolved_spec"]["environment"]):
+            assert not {"CODEFU_RAY_AUTH_SECRET", "RAY_AUTH_TOKEN"} & set(env)
+            assert not [v for v in env.values() if re.fullmatch("[0-9a-f]{32,}", v)]
+    bucket = "s3://sagemaker-us-west-2-<account>"
+    assert first["request"]["CheckpointConfig"]["S3Uri"] == f"{bucket}/exp-a/checkpoints"
+    assert second["request"]["CheckpointConfig"] == first["request"]["CheckpointConfig"]
+    assert other["request"]["CheckpointConfig"]["S3Uri"] == f"{bucket}/b/checkpoints"
+    assert first["request"]["RetryStrategy"] == {"MaximumRetryAttempts": 3}
+    assert first["request"]["Environment"]["CODEFU_RAY_AUTH_PARAMETER"] == (
+        "/codefu/ray-auth/exp-a:0"
+    )
+    assert "run.dir=/opt/ml/output/data/exp-a" in first["resolved_spec"]["entrypoint"]
+    assert f"resumes from the newest checkpoint under {bucket}/exp-a/checkpoints" in err
 
 
 def test_sagemaker_submission_without_role_says_what_to_set(
@@ -132,7 +169,7 @@ def test_sagemaker_submission_without_role_says_what_to_set(
         [
             "cluster=sagemaker_hetero",
             "cluster.sagemaker.dry_run=false",
-            "cluster.sagemaker.image_uri=123.dkr.ecr.us-east-1.amazonaws.com/codefu-train:0.1.0",
+            IMAGE_OVERRIDE,
             f"data.out_dir={prepared_data}",
             f"run.dir={tmp_path / 'run'}",
         ],

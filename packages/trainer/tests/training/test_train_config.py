@@ -125,6 +125,7 @@ def test_overrides_reach_the_right_stage(tmp_path: Path) -> None:
         (["actor_rollout_ref.actor.use_dynamic_bsz=false"], ["veRL rejected", "micro_batch"]),
         (["data.tier=medium"], ["medium", "easy", "hard", "expert"]),
         (["cluster.gpus_per_node=3"], ["3 GPUs", "tensor_model_parallel_size"]),
+        (["run.evaluate_final=true"], ["run.evaluate_final=true", "(cluster=cpu)"]),
     ],
 )
 def test_bad_overrides_name_the_problem_and_the_valid_choices(
@@ -183,3 +184,21 @@ def test_checkpoint_and_model_dirs_follow_sagemaker(tmp_path: Path) -> None:
     sm = {"TRAINING_JOB_NAME": "j", "SM_MODEL_DIR": "/opt/ml/model"}
     assert checkpoint_dir(tmp_path, env=sm) == Path("/opt/ml/checkpoints")
     assert final_model_dir(tmp_path, env=sm) == Path("/opt/ml/model")
+
+
+def test_the_sagemaker_head_names_its_mlflow_run_after_run_name(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Inside the job the head composes `job_overrides`: MLflow's run name is run.name."""
+    from codefu_trainer.training.sagemaker_job import job_overrides
+
+    user = ["cluster=sagemaker_p4de", "run.name=exp-a", "trainer.total_epochs=2"]
+    cfg = compose_run(CONF, user, with_verl=False).cfg
+    monkeypatch.setenv("TRAINING_JOB_NAME", "codefu-grpo-p4de-2026-11-23-00-00-00-000")
+    head = compose_run(CONF, job_overrides(cfg, user), gpus_detected=8)
+    assert head.verl is not None
+    trainer = head.verl.trainer
+    assert trainer.experiment_name == "exp-a"  # veRL's MLflow run name
+    assert trainer.default_local_dir == "/opt/ml/checkpoints"  # restored from S3 by SageMaker
+    assert trainer.resume_mode == "auto"
+    assert trainer.total_epochs == 2

@@ -11,7 +11,6 @@ credentials), 1 the run itself failed.
 from __future__ import annotations
 
 import argparse
-import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -29,25 +28,10 @@ from codefu_trainer.training.compose import (
 )
 from codefu_trainer.training.config import ClusterKind
 from codefu_trainer.training.overrides import ConfigError, split_overrides
+from codefu_trainer.training.stack import require_training_stack
 
 EXIT_CONFIG = 2
 EXIT_PREREQUISITE = 3
-
-
-def missing_training_stack() -> list[str]:
-    """Distributions of codefu-trainer's `train` extra that are not installed here."""
-    from importlib import metadata
-
-    missing: list[str] = []
-    for requirement in metadata.requires("codefu-trainer") or []:
-        spec, _, marker = requirement.partition(";")
-        if re.search(r"extra\s*==\s*[\"']train[\"']", marker):
-            name = re.split(r"[\s\[<>=!~(]", spec.strip(), maxsplit=1)[0]
-            try:
-                metadata.distribution(name)
-            except metadata.PackageNotFoundError:
-                missing.append(name)
-    return missing
 
 
 def run_local(conf_dir: Path, overrides: Sequence[str]) -> int:
@@ -88,17 +72,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         "overrides", nargs="*", help="Hydra overrides, e.g. cluster=cpu trainer.total_epochs=1"
     )
     args = parser.parse_args(argv)
-    missing = missing_training_stack()
-    if missing:
-        print(
-            f"codefu-train: the training stack is not installed (missing {', '.join(missing)}): "
-            "pip install 'codefu-trainer[train]' ('codefu-trainer[train,gpu]' on a CUDA "
-            "machine), or run it through `nox -s train`.",
-            file=sys.stderr,
-        )
-        return EXIT_PREREQUISITE
     conf_dir: Path = (args.config_dir or default_conf_dir()).expanduser().resolve()
     try:
+        require_training_stack("train")
         if args.check:
             run = compose_run(conf_dir, args.overrides, gpus_detected=8)
             print(OmegaConf.to_yaml(OmegaConf.structured(run.cfg), resolve=True))
@@ -121,7 +97,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             from codefu_trainer.training import rehearsal
 
             assert run.verl is not None
-            rehearsal.run(run.cfg, run.verl, run.run_dir)
+            final = rehearsal.run(run.cfg, run.verl, run.run_dir)
+            if run.cfg.run.evaluate_final:
+                from codefu_trainer.evaluation.run import evaluate_trained_model
+
+                evaluate_trained_model(run.cfg, run.run_dir, final)
             return 0
         run = compose_run(conf_dir, args.overrides)
         write_resolved(run)

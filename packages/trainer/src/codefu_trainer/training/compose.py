@@ -12,10 +12,12 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol, TypeVar
 
 from omegaconf import DictConfig, OmegaConf
 
 from codefu_data.compose import compose_config
+from codefu_data.config import DataConfig, check_config
 from codefu_trainer.training.config import (
     ClusterKind,
     GroupRole,
@@ -32,6 +34,13 @@ from codefu_trainer.training.overrides import (
 )
 
 GROUPS = ("cluster", "data", "reward", "model")
+
+
+class HasData(Protocol):
+    data: DataConfig
+
+
+T = TypeVar("T", bound=HasData)
 
 
 class PrerequisiteError(RuntimeError):
@@ -71,27 +80,35 @@ def compose_train(
     return compose_config(conf_dir, config_name, [*extra, *(o.text for o in ours)])
 
 
-def to_train_config(node: DictConfig) -> TrainConfig:
+def typed_config(node: DictConfig, schema: type[T], where: str, schema_name: str) -> T:
+    """The schema object of a composed primary config, its `data` group checked.
+
+    Raises ConfigError when a value does not fit its type, the config file `where` does not
+    start from the schema, or the data settings contradict each other.
+    """
     from omegaconf.errors import OmegaConfBaseException
 
     try:
         obj = OmegaConf.to_object(node)
     except OmegaConfBaseException as exc:
         raise ConfigError(str(exc)) from exc
-    if not isinstance(obj, TrainConfig):
-        raise ConfigError("conf/train.yaml must list `codefu_train_schema` first in its defaults.")
-    check_train_config(obj)
+    if not isinstance(obj, schema):
+        raise ConfigError(f"{where} must list `{schema_name}` first in its defaults.")
+    try:
+        check_config(obj.data)
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from exc
     return obj
 
 
-def check_train_config(cfg: TrainConfig) -> None:
-    """Checks across keys that types cannot express."""
-    from codefu_data.config import check_config
+def to_train_config(node: DictConfig) -> TrainConfig:
+    cfg = typed_config(node, TrainConfig, "conf/train.yaml", "codefu_train_schema")
+    check_train_config(cfg)
+    return cfg
 
-    try:
-        check_config(cfg.data)
-    except ValueError as exc:
-        raise ConfigError(str(exc)) from exc
+
+def check_train_config(cfg: TrainConfig) -> None:
+    """Checks across keys that types cannot express (the data group's: `typed_config`)."""
     c = cfg.cluster
     if c.nnodes < 1 or c.gpus_per_node < 0:
         raise ConfigError("cluster.nnodes must be >= 1 and cluster.gpus_per_node >= 0.")
@@ -124,6 +141,11 @@ def check_train_config(cfg: TrainConfig) -> None:
                 f"cluster={c.name}: cluster.nnodes={c.nnodes} but sagemaker.instance_count="
                 f"{sm.instance_count}; every instance trains in a homogeneous cluster."
             )
+    if cfg.run.evaluate_final and c.kind is not ClusterKind.cpu:
+        raise ConfigError(
+            "run.evaluate_final=true evaluates the CPU rehearsal's final model (cluster=cpu); "
+            "evaluate another run's model with `nox -s evaluate -- model.path=<run dir>/model`."
+        )
     if (
         c.kind is ClusterKind.cpu
         and cfg.model.kind is not ModelKind.tiny

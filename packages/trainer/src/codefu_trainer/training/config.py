@@ -62,8 +62,12 @@ class SageMakerConfig:
     max_runtime_seconds: int = 5 * 24 * 3600
     keep_alive_seconds: int = 0
     volume_size_gb: int = 500
-    checkpoint_s3_uri: str | None = None  # /opt/ml/checkpoints syncs here
+    # /opt/ml/checkpoints syncs here. None: <output_s3_uri, or the SDK's default
+    # bucket>/<run.name>/checkpoints, so every job of one run.name resumes from it.
+    checkpoint_s3_uri: str | None = None
     output_s3_uri: str | None = None  # the final model (SM_MODEL_DIR) lands here
+    # SageMaker's RetryStrategy: restarts after an InternalServerError (0: none, at most 30).
+    max_retry_attempts: int = 3
     environment: dict[str, str] = field(default_factory=dict)
     # True: print the CreateTrainingJob request and touch no AWS. Submitting costs
     # money, so it is an explicit `cluster.sagemaker.dry_run=false`.
@@ -138,6 +142,9 @@ class RunConfig:
     dir: str | None = None
     seed: int = 0
     tracking: TrackingConfig = field(default_factory=TrackingConfig)
+    # cluster=cpu: after training, evaluate the final model on the test split (pass@k,
+    # codefu_trainer.evaluation) into <run dir>/eval and this run's MLflow run.
+    evaluate_final: bool = False
 
 
 @dataclass

@@ -301,7 +301,7 @@ def _grpo_args(cfg: TrainConfig, algo: Mapping[str, Any], ckpt_dir: Path) -> Any
     )
 
 
-def _start_ray() -> bool:
+def start_ray() -> bool:
     """Start a Ray cluster of our own unless one is connected; True when this started it.
 
     RAY_ADDRESS names a cluster to join; a bare ray.init() would join any Ray cluster
@@ -338,7 +338,7 @@ def run(cfg: TrainConfig, verl: DictConfig, run_dir: Path) -> Path:
     ckpt_dir = checkpoint_dir(run_dir)
     resume = latest_checkpoint(ckpt_dir) if r.resume else None
     args = _grpo_args(cfg, algo, ckpt_dir)
-    started_ray = _start_ray()
+    started_ray = start_ray()
     service = RewardService(cfg.reward)
     reward = JudgeReward(service)
     params = {

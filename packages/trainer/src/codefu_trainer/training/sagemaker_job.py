@@ -3,8 +3,10 @@
 Inside the job, the launcher brings up one Ray cluster over the job's instances and runs,
 on the head, the same `codefu-train` with the same overrides plus `cluster.kind=local`:
 veRL then trains on the job's Ray cluster (RAY_ADDRESS, set by the launcher), with
-`trainer.nnodes` from the cluster config, checkpoints in /opt/ml/checkpoints (synced to
-the checkpoint S3 URI, so a restarted job resumes) and the final model in SM_MODEL_DIR.
+`trainer.nnodes` from the cluster config, checkpoints in /opt/ml/checkpoints and the final
+model in SM_MODEL_DIR. The job's run name is `run.name`: jobs of one run name share the
+checkpoint S3 prefix that SageMaker restores into /opt/ml/checkpoints, so resubmitting a
+run resumes it (veRL `resume_mode=auto`), and veRL's MLflow run is named after it.
 
 `cluster.sagemaker.dry_run` is true by default: the CreateTrainingJob request is printed
 and nothing touches AWS. `cluster.sagemaker.dry_run=false` submits (it costs money).
@@ -23,7 +25,7 @@ from codefu_trainer.training.config import GroupRole, TrainConfig
 JOB_CONFIG_DIR = "."  # the job's source code is the conf/ directory; commands run inside it
 JOB_DATA_DIR = "/opt/ml/input/data/data"  # the `data` input channel
 JOB_MODEL_DIR = "/opt/ml/input/data/model"  # the `model` channel (model.path=s3://...)
-JOB_RUN_DIR = "/opt/ml/output/data/run"  # uploaded with the job's output
+JOB_OUTPUT_DIR = "/opt/ml/output/data"  # uploaded with the job's output
 IMAGE_PLACEHOLDER = "<unset: cluster.sagemaker.image_uri or $CODEFU_IMAGE_URI>"
 
 
@@ -35,7 +37,8 @@ def job_overrides(cfg: TrainConfig, user_overrides: Sequence[str]) -> list[str]:
     out.append(f"data.out_dir={JOB_DATA_DIR}")
     if cfg.model.path.startswith("s3://"):
         out.append(f"model.path={JOB_MODEL_DIR}")
-    out += [f"run.dir={JOB_RUN_DIR}", "cluster.kind=local"]
+    # The run directory's name is veRL's trainer.experiment_name: the MLflow run name.
+    out += [f"run.dir={JOB_OUTPUT_DIR}/{cfg.run.name}", "cluster.kind=local"]
     return out
 
 
@@ -60,6 +63,7 @@ def build_job_spec(cfg: TrainConfig, conf_dir: Path, user_overrides: Sequence[st
         image_uri=image,
         role_arn=sm.role_arn,
         region=sm.region,
+        run_name=cfg.run.name,
         instance_type=sm.instance_type,
         instance_count=sm.instance_count,
         instance_groups=groups,
@@ -74,6 +78,7 @@ def build_job_spec(cfg: TrainConfig, conf_dir: Path, user_overrides: Sequence[st
         input_channels=channels,
         checkpoint_s3_uri=sm.checkpoint_s3_uri,
         output_s3_uri=sm.output_s3_uri,
+        max_retry_attempts=sm.max_retry_attempts,
         max_runtime_seconds=sm.max_runtime_seconds,
         keep_alive_seconds=sm.keep_alive_seconds,
         volume_size_gb=sm.volume_size_gb,
@@ -113,14 +118,18 @@ def submit_run(run: ComposedRun) -> int:
             ) from exc
         raise
     if result.dry_run:
-        notes = []
+        notes = [
+            f"every job of run.name={cfg.run.name} resumes from the newest checkpoint under "
+            f"{result.resolved['checkpoint_s3_uri']}; pick another run.name for a fresh run"
+        ]
         if not cfg.cluster.sagemaker.image_uri:
             notes.append(
                 "set cluster.sagemaker.image_uri (or CODEFU_IMAGE_URI) to the training image"
             )
         if judge_groups:
             notes.append(
-                f"judge groups {judge_groups} get the Ray resource `judge` from the launcher"
+                f"judge groups {judge_groups} run the training image (a job has one image) "
+                "and get the Ray resource `judge` from the launcher"
             )
         print(
             "codefu-train: DRY RUN, nothing was submitted (the request is printed above). "

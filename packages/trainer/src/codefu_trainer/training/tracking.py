@@ -100,6 +100,11 @@ class Tracker:
             self._mlflow.log_metrics({_mlflow_key(k): v for k, v in clean.items()}, step=step)
         self._print(step, clean)
 
+    def log_final(self, metrics: Mapping[str, float]) -> None:
+        """Metrics of the whole run, without a step (an evaluation's results): MLflow only."""
+        if self._mlflow is not None:
+            self._mlflow.log_metrics({_mlflow_key(k): float(v) for k, v in metrics.items()})
+
     def _print(self, step: int, metrics: Mapping[str, float]) -> None:
         if not self._header_printed:
             header = f"{'step':>5} " + " ".join(

@@ -1,0 +1,141 @@
+"""Typed configuration of an evaluation (`conf/eval.yaml`) and its composition.
+
+`conf/eval.yaml` composes the same groups as training (`cluster`, `data`, `reward`,
+`model`) plus `eval.*`, typed by `EvalConfig` (registered in Hydra's ConfigStore as
+`codefu_eval_schema`), so a misspelled key or a wrong type is an error naming the key.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from hydra.core.config_store import ConfigStore
+from omegaconf import MISSING
+
+from codefu_data.config import DataConfig
+from codefu_trainer.reward.config import RewardConfig
+from codefu_trainer.training.compose import compose_train, typed_config
+from codefu_trainer.training.config import (
+    ClusterConfig,
+    ClusterKind,
+    ModelConfig,
+    TrackingConfig,
+    register_configs,
+)
+from codefu_trainer.training.overrides import ConfigError, parse_override
+
+SCHEMA_NAME = "codefu_eval_schema"
+
+
+class Split(enum.StrEnum):
+    """Which processed split is evaluated (member names equal values: OmegaConf reads names)."""
+
+    test = "test"
+    train = "train"
+
+
+class Backend(enum.StrEnum):
+    """How responses are generated."""
+
+    auto = "auto"  # vllm when this machine has an NVIDIA GPU (and cluster.kind is not cpu)
+    vllm = "vllm"  # vLLM's offline engine, tensor parallel over cluster.gpus_per_node
+    transformers = "transformers"  # transformers `generate`, batched (CPU, or one GPU)
+
+
+@dataclass
+class EvalSettings:
+    """What is evaluated, how responses are sampled, where results go."""
+
+    split: Split = Split.test
+    # Tiers evaluated together (each broken down in the summary); empty: data.tier.
+    tiers: list[str] = field(default_factory=list)
+    samples: int = 10  # responses per problem (n of pass@k)
+    k: list[int] = field(default_factory=lambda: [1, 5, 10])
+    # DeepSeek-R1's recommended sampling for its distilled models (the CodeFu base model).
+    temperature: float = 0.6
+    top_p: float = 0.95
+    max_new_tokens: int = 20480  # training's response length (conf/verl/grpo.yaml)
+    # Each prompt message cut to this many characters. None: as training saw them, i.e.
+    # for model.kind=tiny the rehearsal's cut (rehearsal.max_prompt_tokens of the run that
+    # wrote model.path, else its default), for other models the whole prompt.
+    max_prompt_chars: int | None = None
+    limit: int | None = None  # the first N problems only
+    batch_size: int = 32  # samples generated, judged and written together
+    seed: int = 0
+    backend: Backend = Backend.auto
+    gpu_memory_utilization: float = 0.9  # vLLM
+    # Results directory. None: <root_dir>/eval/<model>_<tiers>_<split>_<settings digest>,
+    # so running the same command again resumes it.
+    out: str | None = None
+    root_dir: str = "runs"
+    tracking: TrackingConfig = field(
+        default_factory=lambda: TrackingConfig(experiment="codefu-eval")
+    )
+
+
+@dataclass
+class EvalConfig:
+    """The primary evaluation configuration (conf/eval.yaml)."""
+
+    cluster: ClusterConfig = MISSING
+    data: DataConfig = MISSING
+    reward: RewardConfig = MISSING
+    model: ModelConfig = MISSING
+    eval: EvalSettings = field(default_factory=EvalSettings)
+
+
+def register_eval_schema() -> None:
+    """Register the schemas of conf/eval.yaml in Hydra's ConfigStore (idempotent)."""
+    register_configs()
+    ConfigStore.instance().store(name=SCHEMA_NAME, node=EvalConfig)
+
+
+def compose_eval(conf_dir: Path, overrides: Sequence[str]) -> EvalConfig:
+    """conf/eval.yaml with Hydra overrides, checked; raises ConfigError naming what to fix."""
+    register_eval_schema()
+    node = compose_train(conf_dir, [parse_override(o) for o in overrides], config_name="eval")
+    cfg = typed_config(node, EvalConfig, "conf/eval.yaml", SCHEMA_NAME)
+    if cfg.cluster.judge_resource:
+        cfg.reward.worker.resource = cfg.cluster.judge_resource
+    check_eval_config(cfg)
+    return cfg
+
+
+def eval_tiers(cfg: EvalConfig) -> list[str]:
+    """The tiers evaluated: eval.tiers, or data.tier."""
+    return list(dict.fromkeys(cfg.eval.tiers)) or [cfg.data.tier]
+
+
+def check_eval_config(cfg: EvalConfig) -> None:
+    """Checks across keys that types cannot express (the data group's: `typed_config`)."""
+    e = cfg.eval
+    unknown = [t for t in eval_tiers(cfg) if t not in cfg.data.tiers]
+    if unknown:
+        raise ConfigError(
+            f"eval.tiers: {', '.join(map(repr, unknown))} is not a tier; "
+            f"choose from {sorted(cfg.data.tiers)}."
+        )
+    if e.samples < 1:
+        raise ConfigError("eval.samples must be at least 1 (responses per problem).")
+    if not e.k or min(e.k) < 1:
+        raise ConfigError("eval.k must list at least one k >= 1, e.g. eval.k=[1,5,10].")
+    if max(e.k) > e.samples:
+        raise ConfigError(
+            f"eval.k={list(e.k)} asks for pass@{max(e.k)} but eval.samples={e.samples}: pass@k "
+            f"needs at least k samples per problem. Raise eval.samples to {max(e.k)} or "
+            "drop the larger k."
+        )
+    if e.temperature < 0 or not 0 < e.top_p <= 1:
+        raise ConfigError("eval.temperature must be >= 0 and eval.top_p within (0, 1].")
+    for key in ("max_new_tokens", "batch_size", "limit", "max_prompt_chars"):
+        value = getattr(e, key)
+        if value is not None and value < 1:
+            raise ConfigError(f"eval.{key}={value} must be at least 1.")
+    if cfg.cluster.kind is ClusterKind.sagemaker or cfg.cluster.nnodes != 1:
+        raise ConfigError(
+            f"cluster={cfg.cluster.name}: codefu-eval generates on this machine; use "
+            "cluster=local (its GPUs, or transformers on CPU) or cluster=cpu."
+        )

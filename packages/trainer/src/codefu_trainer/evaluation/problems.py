@@ -1,0 +1,85 @@
+"""The problems an evaluation asks: the processed parquet's prompts as training used them.
+
+Prompts are the `prompt` column's chat messages. The CPU rehearsal cuts every message to
+`rehearsal.max_prompt_tokens` characters for its tiny model's short context; evaluating such
+a model cuts them the same way, with the rehearsal's own loader (`load_prompts`).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from omegaconf import OmegaConf
+
+from codefu_trainer.evaluation.config import EvalConfig, eval_tiers
+from codefu_trainer.training.compose import PrerequisiteError
+from codefu_trainer.training.config import ModelKind, RehearsalConfig
+from codefu_trainer.training.rehearsal import load_prompts
+
+
+@dataclass(frozen=True)
+class EvalProblem:
+    """One held-out problem: its prompt messages and its ground truth (JSON text)."""
+
+    name: str
+    tier: str
+    rating: int | None  # Codeforces rating
+    prompt: list[dict[str, str]]
+    ground_truth: str
+
+
+def split_file(cfg: EvalConfig, tier: str) -> Path:
+    """`<data.out_dir>/<tier>/<eval.split>.parquet`."""
+    return Path(cfg.data.out_dir).expanduser() / tier / f"{cfg.eval.split.value}.parquet"
+
+
+def prompt_char_limit(cfg: EvalConfig) -> int | None:
+    """The per-message character cut (see `EvalSettings.max_prompt_chars`)."""
+    if cfg.eval.max_prompt_chars is not None:
+        return cfg.eval.max_prompt_chars
+    if cfg.model.kind is not ModelKind.tiny:
+        return None
+    recorded = Path(cfg.model.path).expanduser().parent / "config" / "train.yaml"
+    if recorded.is_file():
+        value = OmegaConf.select(OmegaConf.load(recorded), "rehearsal.max_prompt_tokens")
+        if isinstance(value, int):
+            return value
+    return RehearsalConfig().max_prompt_tokens
+
+
+def load_problems(cfg: EvalConfig, max_prompt_chars: int | None) -> list[EvalProblem]:
+    """Every evaluated tier's split in order, the first `eval.limit` problems."""
+    problems: list[EvalProblem] = []
+    limit = cfg.eval.limit
+    for tier in eval_tiers(cfg):
+        path = split_file(cfg, tier)
+        if not path.is_file():
+            raise PrerequisiteError(
+                f"No prepared data for tier {tier!r}: {path} is missing. Run `nox -s prepare` "
+                "first, or point data.out_dir at a prepared dataset."
+            )
+        left = None if limit is None else limit - len(problems)
+        if left == 0:
+            break
+        try:
+            rows = load_prompts(path, max_prompt_chars or sys.maxsize, left)
+        except ValueError as exc:
+            raise PrerequisiteError(str(exc)) from exc
+        problems += [_problem(row, tier) for row in rows]
+    return problems
+
+
+def _problem(row: dict[str, Any], tier: str) -> EvalProblem:
+    truth = json.loads(row["ground_truth"])
+    rating = truth.get("cf_rating")
+    return EvalProblem(
+        name=row["name"] or str(truth.get("name", "")),
+        tier=tier,
+        rating=int(rating) if rating else None,
+        prompt=row["prompt"],
+        ground_truth=row["ground_truth"],
+    )

@@ -1,0 +1,138 @@
+"""Statistics of an evaluation, and two evaluations compared with a paired bootstrap."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from codefu_trainer.evaluation.compare import (
+    bootstrap_interval,
+    compare,
+    format_comparison,
+    load_evaluation,
+)
+from codefu_trainer.evaluation.passk import pass_at_k
+from codefu_trainer.evaluation.store import SUMMARY_FILE, StoreError, append_samples, open_store
+from codefu_trainer.evaluation.summary import format_table, rating_bucket, summarize
+
+
+def _record(
+    problem: str, sample: int, verdict: str, *, tier: str = "easy", rating: int = 800
+) -> dict:
+    scores = {"AC": 1.0, "WA": 0.25, "CE": -0.5, "NO_CODE": -1.0, "DEADLINE": 0.0}
+    return {
+        "problem": problem,
+        "sample": sample,
+        "tier": tier,
+        "rating": rating,
+        "verdict": verdict,
+        "score": scores[verdict],
+        "correct": verdict == "AC",
+        "has_code": int(verdict != "NO_CODE"),
+        "judge_failure": int(verdict == "DEADLINE"),
+        "response_tokens": 10 * (sample + 1),
+    }
+
+
+def _records(verdicts: dict[str, list[str]], tier: str = "easy", rating: int = 800) -> list[dict]:
+    return [
+        _record(p, j, v, tier=tier, rating=rating)
+        for p, vs in verdicts.items()
+        for j, v in enumerate(vs)
+    ]
+
+
+def test_rating_buckets() -> None:
+    assert [rating_bucket(r) for r in (800, 999, 1000, 3500)] == [
+        "800-999",
+        "800-999",
+        "1000-1199",
+        "3400-3599",
+    ]
+    assert rating_bucket(None) == rating_bucket(0) == "unrated"
+
+
+def test_summary_statistics_by_tier_and_rating() -> None:
+    records = _records({"a": ["AC", "WA", "CE", "NO_CODE"], "b": ["WA", "WA", "DEADLINE", "CE"]})
+    records += _records({"c": ["AC", "AC", "AC", "AC"]}, tier="hard", rating=1500)
+    s = summarize(records, [1, 2, 4], 4, "transformers-cpu", {"eval.seed": 0})
+    assert s["backend"] == "transformers-cpu" and s["settings"] == {"eval.seed": 0}
+    assert (s["problems"], s["samples"], s["samples_per_problem"]) == (3, 12, 4)
+    for k in (1, 2, 4):
+        expected = (pass_at_k(4, 1, k) + pass_at_k(4, 0, k) + pass_at_k(4, 4, k)) / 3
+        assert s["pass@k"][str(k)] == pytest.approx(expected)
+    assert s["verdicts"] == {"AC": 5, "CE": 2, "DEADLINE": 1, "NO_CODE": 1, "WA": 3}
+    assert s["compile_rate"] == pytest.approx(
+        8 / 12
+    )  # AC and WA ran; CE, NO_CODE, DEADLINE did not
+    assert s["code_rate"] == pytest.approx(11 / 12)
+    assert s["judge_failures"] == 1
+    assert s["mean_score"] == pytest.approx(sum(r["score"] for r in records) / 12)
+    assert s["response_tokens"] == {"mean": 25.0, "max": 40}
+    assert list(s["by_tier"]) == ["easy", "hard"]
+    assert s["by_tier"]["hard"]["pass@k"]["1"] == 1.0
+    assert list(s["by_rating"]) == ["800-999", "1400-1599"]
+    assert s["by_rating"]["800-999"]["problems"] == 2
+    table = format_table(s)
+    assert "tier hard" in table and "rating 1400-1599" in table and "judge failures: 1" in table
+    json.dumps(s)  # summary.json is plain JSON
+
+
+def _evaluation(tmp_path: Path, name: str, verdicts: dict[str, list[str]]) -> Path:
+    out = tmp_path / name
+    open_store(out, {"model.path": name, "eval.samples": 4})
+    records = _records(verdicts)
+    append_samples(out, records)
+    summary = summarize(records, [1, 4], 4, "transformers-cpu", {"model.path": name})
+    (out / SUMMARY_FILE).write_text(json.dumps(summary))
+    return out
+
+
+def test_compare_measures_a_paired_improvement(tmp_path: Path) -> None:
+    problems = [f"p{i}" for i in range(12)]
+    base = _evaluation(
+        tmp_path,
+        "base",
+        {p: ["WA", "WA", "CE", "AC" if i < 2 else "WA"] for i, p in enumerate(problems)},
+    )
+    trained = _evaluation(tmp_path, "trained", {p: ["AC", "AC", "WA", "CE"] for p in problems})
+    result = compare(load_evaluation(base), load_evaluation(trained), resamples=2000, seed=1)
+    row = result["metrics"]["pass@1"]
+    assert row["a"] == pytest.approx(2 / 12 * 0.25) and row["b"] == pytest.approx(0.5)
+    assert row["difference"] == pytest.approx(row["b"] - row["a"])
+    assert 0 < row["interval"][0] <= row["difference"] <= row["interval"][1]
+    assert (row["problems_up"], row["problems_down"]) == (12, 0)
+    assert result["setting_differences"] == {}
+    text = format_comparison(result)
+    assert "B beats A on pass@1" in text and "mean_score" in text
+    again = compare(load_evaluation(base), load_evaluation(trained), resamples=2000, seed=1)
+    assert again == result  # seeded
+
+
+def test_equal_evaluations_show_no_difference(tmp_path: Path) -> None:
+    verdicts = {"p": ["AC", "WA", "WA", "WA"], "q": ["WA", "WA", "WA", "WA"]}
+    a, b = _evaluation(tmp_path, "a", verdicts), _evaluation(tmp_path, "b", verdicts)
+    result = compare(load_evaluation(a), load_evaluation(b), resamples=500)
+    assert all(row["interval"] == [0.0, 0.0] for row in result["metrics"].values())
+    assert "No difference is measured" in format_comparison(result)
+
+
+def test_bootstrap_interval_covers_the_mean_and_narrows_with_more_problems() -> None:
+    small = bootstrap_interval([0.0, 1.0] * 5, 4000, 0.95, seed=0)
+    large = bootstrap_interval([0.0, 1.0] * 200, 4000, 0.95, seed=0)
+    assert small[0] < 0.5 < small[1] and large[0] < 0.5 < large[1]
+    assert large[1] - large[0] < small[1] - small[0]
+
+
+def test_compare_refuses_unfinished_and_disjoint_evaluations(tmp_path: Path) -> None:
+    a = _evaluation(tmp_path, "a", {"p": ["AC", "WA", "WA", "WA"]})
+    b = _evaluation(tmp_path, "b", {"q": ["AC", "WA", "WA", "WA"]})
+    with pytest.raises(StoreError, match="no problem in common"):
+        compare(load_evaluation(a), load_evaluation(b))
+    (b / SUMMARY_FILE).unlink()
+    with pytest.raises(StoreError, match="did not finish"):
+        load_evaluation(b)
+    with pytest.raises(StoreError, match="not an evaluation directory"):
+        load_evaluation(tmp_path / "missing")
