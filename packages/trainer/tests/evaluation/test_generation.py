@@ -107,7 +107,7 @@ def test_vllm_accepts_the_arguments() -> None:  # pragma: no cover - GPU machine
 @pytest.mark.skipif(HAS_VLLM, reason="vLLM is installed")
 def test_without_vllm_the_vllm_backend_says_what_to_install() -> None:
     cfg = compose_eval(CONF, ["eval.backend=vllm"])
-    with pytest.raises(PrerequisiteError, match=r"install codefu-trainer\[gpu\]"):
+    with pytest.raises(PrerequisiteError, match=r"install codefu-trainer\[train,gpu\]"):
         VllmGenerator(cfg, "/models/m", choose_backend(cfg, gpus=1))
 
 
