@@ -67,6 +67,7 @@ class Isolation:
     landlock_abi: int
     seccomp: bool
     netns: bool
+    ipcns: bool = False  # a private IPC namespace per run (needs root)
     cgroup: str = ""  # "v1" or "v2" when a per-run memory cgroup is used, else ""
 
     def describe(self) -> str:
@@ -81,6 +82,8 @@ class Isolation:
             layers.append(f"landlock-v{self.landlock_abi}")
         if self.netns:
             layers.append("netns")
+        if self.ipcns:
+            layers.append("ipcns")
         return "+".join(layers)
 
 
@@ -105,12 +108,34 @@ def probe_isolation(*, want_netns: bool = False) -> Isolation:
         landlock_abi=landlock_abi() if env else 0,
         seccomp=platform.machine() in ("x86_64", "AMD64"),
         netns=root and want_netns,
+        ipcns=root,
     )
 
 
 CGROUP_V1_ROOT = Path("/sys/fs/cgroup/memory")
-CGROUP_V2_ROOT = Path("/sys/fs/cgroup")
 CGROUP_PARENT = "codefu"
+
+
+def cgroup2_mounts(mounts: Path = Path("/proc/self/mounts")) -> list[Path]:
+    """Mount points of the cgroup v2 hierarchy (usually /sys/fs/cgroup; on hybrid hosts
+    /sys/fs/cgroup/unified beside the v1 controllers)."""
+    found = []
+    with contextlib.suppress(OSError):
+        for line in mounts.read_text().splitlines():
+            fields = line.split()
+            if len(fields) >= 3 and fields[2] == "cgroup2":
+                found.append(Path(fields[1].replace("\\040", " ")))
+    return found
+
+
+def cgroup2_memory_roots() -> list[Path]:
+    """cgroup v2 mounts whose root offers the memory controller."""
+    roots = []
+    for mount in cgroup2_mounts():
+        with contextlib.suppress(OSError):
+            if "memory" in (mount / "cgroup.controllers").read_text().split():
+                roots.append(mount)
+    return roots
 
 
 @dataclass
@@ -147,24 +172,29 @@ class MemoryCgroups:
         candidates: list[tuple[Path, str]] = []
         if (CGROUP_V1_ROOT / "memory.limit_in_bytes").exists():
             candidates.append((CGROUP_V1_ROOT, "v1"))
-        controllers = CGROUP_V2_ROOT / "cgroup.controllers"
-        with contextlib.suppress(OSError):
-            if "memory" in controllers.read_text().split():
-                candidates.append((CGROUP_V2_ROOT, "v2"))
+        candidates += [(root, "v2") for root in cgroup2_memory_roots()]
         for root, version in candidates:
-            parent = root / CGROUP_PARENT
-            try:
-                parent.mkdir(exist_ok=True)
-                if version == "v2":
-                    (parent / "cgroup.subtree_control").write_text("+memory")
-                groups = cls(parent, version)
-                groups.remove_stale()
-                with groups.create(64 << 20) as probe:
-                    groups.oom_kills(probe.path)
-            except OSError:
-                continue
-            return groups
+            groups = cls.at(root, version)
+            if groups is not None:
+                return groups
         return None
+
+    @classmethod
+    def at(cls, root: Path, version: str) -> MemoryCgroups | None:
+        """Groups under `root` (a v1 memory mount or a v2 mount with the memory
+        controller), or None when a limited child cgroup cannot be created there."""
+        parent = root / CGROUP_PARENT
+        try:
+            parent.mkdir(exist_ok=True)
+            if version == "v2":
+                (parent / "cgroup.subtree_control").write_text("+memory")
+            groups = cls(parent, version)
+            groups.remove_stale()
+            with groups.create(64 << 20) as probe:
+                groups.oom_kills(probe.path)
+        except OSError:
+            return None
+        return groups
 
     def remove_stale(self) -> None:
         """Remove cgroups of judge processes that no longer exist."""
@@ -455,6 +485,8 @@ class Runner:
             cmd += ["--uid", str(uid), "--gid", str(uid), "--nproc", str(limits.processes)]
         if iso.netns:
             cmd += ["--netns", "1"]
+        if iso.ipcns:
+            cmd += ["--ipcns", "1"]
         if iso.seccomp:
             cmd += ["--seccomp", "1" if profile == "run" else "2"]
         if iso.landlock_abi:
