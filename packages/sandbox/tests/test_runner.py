@@ -43,6 +43,9 @@ def test_isolation_description() -> None:
     assert Isolation(True, 7, True, False, "v1").describe() == (
         "rlimits+cgroup+uid+seccomp+landlock-v7"
     )
+    assert Isolation(True, 0, True, True, ipcns=True).describe() == (
+        "rlimits+uid+seccomp+ipcns+netns"
+    )
 
 
 def test_uid_pool_gives_distinct_uids_to_concurrent_users() -> None:

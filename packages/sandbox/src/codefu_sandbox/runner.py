@@ -67,8 +67,8 @@ class Isolation:
     landlock_abi: int
     seccomp: bool
     netns: bool
-    ipcns: bool = False  # a private IPC namespace per run (needs root)
     cgroup: str = ""  # "v1" or "v2" when a per-run memory cgroup is used, else ""
+    ipcns: bool = False  # a private IPC namespace per run (needs root)
 
     def describe(self) -> str:
         layers = ["rlimits"]
@@ -80,10 +80,10 @@ class Isolation:
             layers.append("seccomp")
         if self.landlock_abi:
             layers.append(f"landlock-v{self.landlock_abi}")
-        if self.netns:
-            layers.append("netns")
         if self.ipcns:
             layers.append("ipcns")
+        if self.netns:
+            layers.append("netns")
         return "+".join(layers)
 
 
