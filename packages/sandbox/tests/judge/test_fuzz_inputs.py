@@ -54,7 +54,7 @@ def test_raw_bytes_with_nuls_and_invalid_utf8_round_trip(judge: Judge, data: str
 @given(data=any_text, expected=any_text)
 def test_any_text_gets_a_verdict_or_a_value_error(judge: Judge, data: str, expected: str) -> None:
     if not (_encodable(data) and _encodable(expected)):
-        with pytest.raises(ValueError, match="test 0: .* UTF-8 cannot encode"):
+        with pytest.raises(ValueError, match=r"test 0: .* UTF-8 cannot encode"):
             judge.judge(ECHO, [TestCase(data, expected)], LIMITS)
         return
     report = judge.judge(ECHO, [TestCase(data, expected)], LIMITS)

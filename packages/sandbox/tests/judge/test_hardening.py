@@ -253,9 +253,7 @@ def _cgroup_v2_skip_reason() -> str:
     if not mounts:
         return "no cgroup2 file system is mounted (/proc/self/mounts lists none)"
     if not cgroup2_memory_roots():
-        described = ", ".join(
-            f"{m} (controllers: {_controllers(m) or 'none'})" for m in mounts
-        )
+        described = ", ".join(f"{m} (controllers: {_controllers(m) or 'none'})" for m in mounts)
         return (
             f"no cgroup2 mount offers the memory controller: {described}; on this host memory "
             "is bound to the v1 hierarchy (a kernel attaches a controller to one hierarchy)"
@@ -289,9 +287,9 @@ def test_the_cgroup_v2_memory_path(v2_judge: Judge) -> None:
     """A run inside a v2 memory cgroup: AC below the cap, MLE (an OOM kill counted in
     memory.events) when touching past it, and the per-run cgroups removed afterwards."""
     assert v2_judge.runner.cgroups is not None
-    ok = "int main() { vector<char> v(100 << 20, 1); printf(\"%d\\n\", v[5]); }"
+    ok = 'int main() { vector<char> v(100 << 20, 1); printf("%d\\n", v[5]); }'
     assert judged(v2_judge, ok, [TestCase("", "1\n")]) is Verdict.AC
-    big = "int main() { vector<char> v(1LL << 30, 1); printf(\"%d\\n\", v[5]); }"
+    big = 'int main() { vector<char> v(1LL << 30, 1); printf("%d\\n", v[5]); }'
     assert judged(v2_judge, big) is Verdict.MLE
     parent = v2_judge.runner.cgroups.parent
     assert not [p for p in parent.iterdir() if p.name.startswith(f"{os.getpid()}-")]
