@@ -200,3 +200,11 @@ def test_output_page_cache_near_the_memory_limit_is_not_mle(judge: Judge) -> Non
     report = judge.judge(source, [TestCase("", expected)], Limits(2.0, 64 << 20))
     assert report.verdict is Verdict.AC, report.tests[0].message
     assert report.tests[0].peak_memory_bytes < 64 << 20
+
+
+def test_launcher_option_probe(judge: Judge) -> None:
+    """The probe that decides `+ipcns` tells a working option from one that fails here."""
+    assert judge.runner._launcher_accepts("--wall", "5")
+    assert not judge.runner._launcher_accepts("--cwd", "/nonexistent/codefu-probe")
+    if os.geteuid() == 0:
+        assert judge.runner.isolation.ipcns == judge.runner._launcher_accepts("--ipcns", "1")

@@ -338,6 +338,10 @@ class Runner:
             cgroup=self.cgroups.version if self.cgroups else "",
         )
         self.launcher = build_launcher(cache_dir)
+        if self.isolation.ipcns and not self._launcher_accepts("--ipcns", "1"):
+            # Root without CAP_SYS_ADMIN (a default container): the allowlist still refuses
+            # every IPC call, so runs go on in the host's IPC namespace.
+            self.isolation = dataclasses.replace(self.isolation, ipcns=False)
         base = (
             uid_base
             if uid_base is not None
@@ -347,6 +351,17 @@ class Runner:
         self.scratch = cache_dir / "tmp"
         self.scratch.mkdir(parents=True, exist_ok=True)
         self.scratch.chmod(0o700)
+
+    def _launcher_accepts(self, *options: str) -> bool:
+        """Whether the launcher can apply these options here (it runs itself, which
+        exits with its usage message, under them)."""
+        done = subprocess.run(
+            [str(self.launcher), "--wall", "10", *options, "--", str(self.launcher)],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        return done.stdout.startswith("ok ")
 
     @contextlib.contextmanager
     def workspace(self) -> Iterator[Path]:
@@ -377,8 +392,9 @@ class Runner:
     ) -> RunOutcome:
         """Run argv (argv[0] an absolute path) and report how it ended.
 
-        profile "run": a solution (one exec, threads only, no signals to others);
-        profile "compile": the compiler (may spawn its passes; no network, no tracing).
+        profile "run": a solution (a seccomp allowlist: one exec, threads only, signals
+        to itself only); profile "compile": the compiler (a denylist: may spawn its passes;
+        no network, tracing, IPC or admin calls).
         With `writable_cwd`, `cwd` becomes owned by the sandbox uid and writable; without,
         the program can read it but create nothing (no disk filling). stdin/stdout/stderr
         are opened by the launcher before it drops privileges, so they may sit in
