@@ -7,7 +7,10 @@ what the host looks like afterwards.
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
+import re
+import shutil
 import signal
 import subprocess
 import time
@@ -82,34 +85,103 @@ def test_a_call_outside_the_allowlist_is_a_security_violation(judge: Judge, call
     assert judged(judge, f'int main() {{ {call} puts("survived"); }}') is Verdict.SV
 
 
+THREADS_BODY = """
+int main() {
+    ios::sync_with_stdio(false); cin.tie(nullptr);
+    int n; cin >> n;
+    atomic<long long> sum{0};
+    vector<thread> pool;
+    for (int t = 0; t < 4; t++)
+        pool.emplace_back([&, t] {
+            for (int i = t; i < n; i += 4) sum += i;
+            this_thread::sleep_for(chrono::microseconds(50));
+        });
+    for (auto &t : pool) t.join();
+    random_device rd; mt19937_64 gen(rd()); (void)gen();
+    auto t0 = chrono::steady_clock::now(); (void)chrono::system_clock::now();
+    mutex m; condition_variable cv;
+    { unique_lock<mutex> lock(m); cv.wait_for(lock, chrono::milliseconds(1)); }
+    auto answer = async(launch::async, [] { return 42; });
+    int caught = 0;
+    try { throw runtime_error("x"); } catch (const exception &) { caught = 1; }
+    try { vector<int>(3).at(7); } catch (const out_of_range &) { caught++; }
+    bool forward = chrono::steady_clock::now() >= t0;
+    cout << sum << ' ' << answer.get() << ' ' << caught << ' ' << forward
+         << ' ' << thread::hardware_concurrency() / max(1u, thread::hardware_concurrency())
+         << endl;
+}"""
+
+
 def test_threads_atomics_random_chrono_async_exceptions_are_accepted(judge: Judge) -> None:
-    body = """
-    int main() {
-        ios::sync_with_stdio(false); cin.tie(nullptr);
-        int n; cin >> n;
-        atomic<long long> sum{0};
-        vector<thread> pool;
-        for (int t = 0; t < 4; t++)
-            pool.emplace_back([&, t] {
-                for (int i = t; i < n; i += 4) sum += i;
-                this_thread::sleep_for(chrono::microseconds(50));
-            });
-        for (auto &t : pool) t.join();
-        random_device rd; mt19937_64 gen(rd()); (void)gen();
-        auto t0 = chrono::steady_clock::now(); (void)chrono::system_clock::now();
-        mutex m; condition_variable cv;
-        { unique_lock<mutex> lock(m); cv.wait_for(lock, chrono::milliseconds(1)); }
-        auto answer = async(launch::async, [] { return 42; });
-        int caught = 0;
-        try { throw runtime_error("x"); } catch (const exception &) { caught = 1; }
-        try { vector<int>(3).at(7); } catch (const out_of_range &) { caught++; }
-        bool forward = chrono::steady_clock::now() >= t0;
-        cout << sum << ' ' << answer.get() << ' ' << caught << ' ' << forward
-             << ' ' << thread::hardware_concurrency() / max(1u, thread::hardware_concurrency())
-             << endl;
-    }"""
+    body = THREADS_BODY
     tests = [TestCase("1000\n", "499500 42 2 1 1\n")]
     assert judged(judge, body, tests) is Verdict.AC
+
+
+HERE = Path(__file__).resolve().parent
+LAUNCHER_C = HERE.parents[1] / "src" / "codefu_sandbox" / "launcher.c"
+BENCH_SOLUTIONS = HERE.parents[3] / "benchmarks" / "solutions"
+
+
+def allowlisted_calls() -> set[str]:
+    """Every call the solution filter lets through (allowed, checked or answered with an
+    errno), read from launcher.c: the checks in `run_filter` and the `RUN_ALLOW` list."""
+    text = LAUNCHER_C.read_text()
+    checks = text[text.index("struct sock_filter run_filter[]") :]
+    checks = checks[: checks.index("struct sock_filter compile_filter[]")]
+    listed = text[text.index("#define RUN_ALLOW") : text.index("#define COMPILE_DENY")]
+    return set(re.findall(r"__NR_(\w+)", checks + listed))
+
+
+def _accepted_programs() -> list[tuple[str, str, str]]:
+    """(name, source, input) of accepted solutions: the benchmark's typical ones on their
+    first test, the real problems' hand-written `ac.cpp` on their first public test (with
+    CODEFU_REAL_DATA), and the threads/atomics/random/chrono program above."""
+    programs = []
+    typical = json.loads((BENCH_SOLUTIONS / "typical_tests.json").read_text())
+    for path in sorted((BENCH_SOLUTIONS / "typical").glob("*.cpp")):
+        programs.append((path.stem, path.read_text(), typical[path.stem][0]["input"]))
+    data = os.environ.get("CODEFU_REAL_DATA")
+    if data:
+        import pyarrow.parquet as pq
+
+        real = HERE / "real_solutions"
+        manifest = json.loads((real / "manifest.json").read_text())
+        first: dict[str, str] = {}
+        for split in ("train", "test"):
+            table = pq.read_table(Path(data) / "codefu_easy" / f"{split}.parquet")
+            for row in table.column("reward_model").to_pylist():
+                truth = row["ground_truth"]
+                first[truth["name"]] = (truth["public_tests"]["input"] or [""])[0]
+        for slug, meta in sorted(manifest.items()):
+            programs.append((slug, (real / slug / "ac.cpp").read_text(), first[meta["name"]]))
+    programs.append(("threads", PRELUDE + THREADS_BODY, "1000\n"))
+    return programs
+
+
+def test_accepted_solutions_make_only_allowlisted_calls(judge: Judge, tmp_path: Path) -> None:
+    """The evidence behind the allowlist, re-taken: `strace -f` of accepted solutions
+    built by the judge's own compiler (static, -O2, PCH) sees no call outside it."""
+    if shutil.which("strace") is None:
+        pytest.skip("strace is not installed (Debian/Ubuntu: apt-get install strace)")
+    allowed = allowlisted_calls() | {"execve"}  # strace starts it by path; we by execveat
+    outside: dict[str, list[str]] = {}
+    for name, source, stdin in _accepted_programs():
+        compiled, binary = judge.compiler.compile(source)
+        assert binary is not None, compiled.diagnostics
+        trace = tmp_path / f"{name}.strace"
+        subprocess.run(
+            ["strace", "-f", "-qq", "-o", str(trace), str(binary)],
+            input=stdin.encode(),
+            capture_output=True,
+            check=True,
+            timeout=60,
+        )
+        seen = set(re.findall(r"^\d+\s+(?:<\.\.\. )?(\w+)[( ]", trace.read_text(), re.M))
+        assert {"read", "exit_group"} <= seen, f"{name}: strace recorded {sorted(seen)}"
+        for call in seen - allowed:
+            outside.setdefault(call, []).append(name)
+    assert not outside, f"calls outside the allowlist (call: programs): {outside}"
 
 
 def _sysv_objects() -> set[str]:
