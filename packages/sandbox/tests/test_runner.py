@@ -16,6 +16,7 @@ from codefu_sandbox.runner import (
     Isolation,
     RunLimits,
     UidPool,
+    cgroup2_mounts,
     parse_launcher_line,
 )
 
@@ -208,3 +209,14 @@ def test_launcher_option_probe(judge: Judge) -> None:
     assert not judge.runner._launcher_accepts("--cwd", "/nonexistent/codefu-probe")
     if os.geteuid() == 0:
         assert judge.runner.isolation.ipcns == judge.runner._launcher_accepts("--ipcns", "1")
+
+
+def test_cgroup2_mounts_are_read_from_the_mount_table(tmp_path: Path) -> None:
+    table = tmp_path / "mounts"
+    table.write_text(
+        "cgroup /sys/fs/cgroup/memory cgroup rw,relatime,memory 0 0\n"
+        "cgroup2 /sys/fs/cgroup/unified cgroup2 rw,relatime 0 0\n"
+        "cgroup2 /mnt/with\\040space cgroup2 rw 0 0\n"
+    )
+    assert cgroup2_mounts(table) == [Path("/sys/fs/cgroup/unified"), Path("/mnt/with space")]
+    assert cgroup2_mounts(tmp_path / "absent") == []
