@@ -7,7 +7,10 @@ Three measurements, each compared with a baseline measured in the same run:
    one-off PCH build is excluded by a warm-up compile), and the latency of a cache hit.
    Targets: PCH >= 3x faster, p50 with PCH <= 0.35 s, cache hit <= 5 ms.
 2. Added run overhead per test: the judge running a trivial binary on N tests against a
-   bare `subprocess.run` of the same binary N times. Target <= 3 ms.
+   bare `subprocess.run` of the same binary N times. Target <= 3 ms. Then (2b) the same
+   judging with this launcher against the launcher of `--baseline-ref` (the denylist
+   seccomp filter, no new session, no IPC namespace), built from git, alternating in one
+   run. Target: <= 2 ms added per test.
 3. Verdict stability: AC solutions and TLE-borderline spinners (calibrated to a fraction
    of the time limit on this machine) judged alone, then with the CPUs 4x oversubscribed
    by busy processes this script starts (and always stops). Target: zero changes.
@@ -20,6 +23,7 @@ solution was not accepted), never because a target was missed.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import signal
@@ -40,6 +44,9 @@ HERE = Path(__file__).resolve().parent
 SOLUTIONS = HERE / "solutions"
 TYPICAL = SOLUTIONS / "typical"
 LIMITS = Limits(time_seconds=1.0, memory_bytes=256 << 20)
+LAUNCHER_SOURCE = "packages/sandbox/src/codefu_sandbox/launcher.c"
+# The last commit whose solution filter was the denylist (part 2b's baseline).
+PREVIOUS_FILTER = "07c8c47e74db295430dc436e14b184fb23390085"
 # Fractions of the time limit that the spinner burns in CPU time: under it → AC, over → TLE.
 AC_FRACTIONS = (0.4, 0.6)
 TLE_FRACTIONS = (1.5, 2.5)
@@ -206,6 +213,61 @@ def bench_overhead(judge: Judge, tests_per_round: int, rounds: int) -> tuple[lis
     return [Target("added run overhead per test", overhead, 3.0, " ms")], overhead
 
 
+def previous_launcher(ref: str, directory: Path) -> Path:
+    """The launcher of git `ref` (the denylist filter before issue 15), built here."""
+    shown = subprocess.run(
+        ["git", "-C", str(HERE), "show", f"{ref}:{LAUNCHER_SOURCE}"],
+        capture_output=True,
+        check=False,
+    )
+    if shown.returncode != 0:
+        raise BenchError(
+            f"cannot read {LAUNCHER_SOURCE} at {ref} (a git checkout with that commit is "
+            f"needed; pass --baseline-ref): {shown.stderr.decode()[:300]}"
+        )
+    source = directory / "previous-launcher.c"
+    source.write_bytes(shown.stdout)
+    binary = directory / "previous-launcher"
+    subprocess.run(["gcc", "-O2", "-static", "-o", str(binary), str(source)], check=True)
+    return binary
+
+
+def bench_filter_overhead(
+    judge: Judge, ref: str, work: Path, tests_per_round: int, rounds: int
+) -> tuple[list[Target], float]:
+    """Per-test cost of this launcher (allowlist, new session, IPC namespace) against the
+    launcher of `ref`, judged alternately in the same process on the same binary."""
+    previous = Judge(judge.cache_dir)
+    previous.runner.launcher = previous_launcher(ref, work)
+    # That launcher predates --ipcns: it runs in the host's IPC namespace.
+    previous.runner.isolation = dataclasses.replace(previous.runner.isolation, ipcns=False)
+    source = (SOLUTIONS / "echo.cpp").read_text()
+    tests = [TestCase(f"{i}\n", f"{i}\n") for i in range(tests_per_round)]
+    times: dict[str, list[float]] = {"current": [], "previous": []}
+    for index in range(2 * rounds):
+        order = [("current", judge), ("previous", previous)]
+        for name, which in order if index % 2 == 0 else order[::-1]:
+            started = time.perf_counter()
+            report = which.judge(source, tests, LIMITS)
+            times[name].append((time.perf_counter() - started) / len(tests))
+            if report.verdict != Verdict.AC:
+                raise BenchError(f"echo.cpp was judged {report.verdict} by the {name} launcher")
+    now_ms, before_ms = p50(times["current"]) * 1000, p50(times["previous"]) * 1000
+    added = now_ms - before_ms
+    print(f"\n== 2b. This launcher against {ref[:12]}'s ({2 * rounds} alternating rounds)")
+    print(
+        table(
+            ["launcher", "ms / test"],
+            [
+                [f"previous ({previous.isolation}, denylist)", f"{before_ms:.2f}"],
+                [f"current ({judge.isolation}, allowlist)", f"{now_ms:.2f}"],
+                ["added per test", f"{added:.2f}"],
+            ],
+        )
+    )
+    return [Target("added per test by the new filter", added, 2.0, " ms")], added
+
+
 # ---------------------------------------------------------------------- 3. stability
 @dataclass
 class Case:
@@ -322,6 +384,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--tests-per-round", type=int, default=100)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--load-factor", type=int, default=4)
+    parser.add_argument(
+        "--baseline-ref",
+        default=PREVIOUS_FILTER,
+        help="git commit whose launcher is the baseline of part 2b (default: the last "
+        "one with the denylist filter)",
+    )
     args = parser.parse_args(argv)
     started = time.perf_counter()
     print(f"Judge benchmark: {usable_cpus()} usable CPUs, load average {os.getloadavg()[0]:.1f}")
@@ -335,6 +403,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             judge = Judge(work / "cache-pch")  # reuses the warm PCH and binaries of part 1
             overhead_targets, overhead = bench_overhead(judge, args.tests_per_round, args.rounds)
             targets += overhead_targets
+            filter_targets, filter_added = bench_filter_overhead(
+                judge, args.baseline_ref, work, args.tests_per_round, args.rounds
+            )
+            targets += filter_targets
             stability_targets, changes = bench_stability(
                 judge, sources, typical_tests(), args.load_factor
             )
@@ -352,6 +424,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"pch_speedup={figures['pch_speedup']:.1f}x "
         f"cache_hit={figures['cache_hit_ms']:.2f}ms "
         f"run_overhead={overhead:.2f}ms/test "
+        f"filter_added={filter_added:.2f}ms/test "
         f"verdict_changes_under_load={changes} "
         f"targets_met={sum(t.met for t in targets)}/{len(targets)} "
         f"wall={time.perf_counter() - started:.0f}s"

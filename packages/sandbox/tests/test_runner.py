@@ -16,6 +16,7 @@ from codefu_sandbox.runner import (
     Isolation,
     RunLimits,
     UidPool,
+    cgroup2_mounts,
     parse_launcher_line,
 )
 
@@ -42,6 +43,9 @@ def test_isolation_description() -> None:
     assert Isolation(True, 0, True, True).describe() == "rlimits+uid+seccomp+netns"
     assert Isolation(True, 7, True, False, "v1").describe() == (
         "rlimits+cgroup+uid+seccomp+landlock-v7"
+    )
+    assert Isolation(True, 0, True, True, ipcns=True).describe() == (
+        "rlimits+uid+seccomp+ipcns+netns"
     )
 
 
@@ -197,3 +201,22 @@ def test_output_page_cache_near_the_memory_limit_is_not_mle(judge: Judge) -> Non
     report = judge.judge(source, [TestCase("", expected)], Limits(2.0, 64 << 20))
     assert report.verdict is Verdict.AC, report.tests[0].message
     assert report.tests[0].peak_memory_bytes < 64 << 20
+
+
+def test_launcher_option_probe(judge: Judge) -> None:
+    """The probe that decides `+ipcns` tells a working option from one that fails here."""
+    assert judge.runner._launcher_accepts("--wall", "5")
+    assert not judge.runner._launcher_accepts("--cwd", "/nonexistent/codefu-probe")
+    if os.geteuid() == 0:
+        assert judge.runner.isolation.ipcns == judge.runner._launcher_accepts("--ipcns", "1")
+
+
+def test_cgroup2_mounts_are_read_from_the_mount_table(tmp_path: Path) -> None:
+    table = tmp_path / "mounts"
+    table.write_text(
+        "cgroup /sys/fs/cgroup/memory cgroup rw,relatime,memory 0 0\n"
+        "cgroup2 /sys/fs/cgroup/unified cgroup2 rw,relatime 0 0\n"
+        "cgroup2 /mnt/with\\040space cgroup2 rw 0 0\n"
+    )
+    assert cgroup2_mounts(table) == [Path("/sys/fs/cgroup/unified"), Path("/mnt/with space")]
+    assert cgroup2_mounts(tmp_path / "absent") == []

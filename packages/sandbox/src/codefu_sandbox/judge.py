@@ -113,7 +113,8 @@ class Judge:
         checker_params: Mapping[str, Any] | None = None,
         stop_on: Collection[Verdict] = (),
     ) -> JudgeReport:
-        """Judge one submission. Raises ValueError for no tests or an unknown checker.
+        """Judge one submission. Raises ValueError for no tests, an unknown checker, or a
+        test whose input or output is not text that encodes to bytes (see `check_tests`).
 
         `checker_params` go to the checker's `check` (e.g. `tolerance` for `codecontests`,
         `precision` for `floats`). Judging stops after the first failing test with
@@ -122,6 +123,7 @@ class Judge:
         tests = list(tests)
         if not tests:
             raise ValueError("no tests to judge against: pass at least one TestCase")
+        check_tests(tests)
         check = self._checker(checker)
         if checker_params:
             check = functools.partial(check, **checker_params)
@@ -275,6 +277,27 @@ class Judge:
             signal=outcome.signal,
             message=message,
         )
+
+
+def check_tests(tests: Sequence[TestCase]) -> None:
+    """Raise ValueError naming the first test whose input or expected output is not a str
+    that encodes as UTF-8; bytes that are not UTF-8 come in as str decoded with
+    `errors="surrogateescape"` and go back out unchanged."""
+    for index, test in enumerate(tests):
+        for field, text in (("input", test.input), ("output", test.output)):
+            if not isinstance(text, str):
+                raise ValueError(
+                    f"test {index}: {field} is {type(text).__name__}, not str; decode bytes "
+                    'with .decode("utf-8", "surrogateescape")'
+                )
+            try:
+                text.encode("utf-8", "surrogateescape")
+            except UnicodeEncodeError as exc:
+                raise ValueError(
+                    f"test {index}: {field} has a character UTF-8 cannot encode at "
+                    f"{exc.start} ({exc.reason}); decode raw bytes with "
+                    '.decode("utf-8", "surrogateescape")'
+                ) from None
 
 
 def _read(path: Path, limit: int) -> bytes:

@@ -68,6 +68,7 @@ class Isolation:
     seccomp: bool
     netns: bool
     cgroup: str = ""  # "v1" or "v2" when a per-run memory cgroup is used, else ""
+    ipcns: bool = False  # a private IPC namespace per run (needs root)
 
     def describe(self) -> str:
         layers = ["rlimits"]
@@ -79,6 +80,8 @@ class Isolation:
             layers.append("seccomp")
         if self.landlock_abi:
             layers.append(f"landlock-v{self.landlock_abi}")
+        if self.ipcns:
+            layers.append("ipcns")
         if self.netns:
             layers.append("netns")
         return "+".join(layers)
@@ -105,12 +108,34 @@ def probe_isolation(*, want_netns: bool = False) -> Isolation:
         landlock_abi=landlock_abi() if env else 0,
         seccomp=platform.machine() in ("x86_64", "AMD64"),
         netns=root and want_netns,
+        ipcns=root,
     )
 
 
 CGROUP_V1_ROOT = Path("/sys/fs/cgroup/memory")
-CGROUP_V2_ROOT = Path("/sys/fs/cgroup")
 CGROUP_PARENT = "codefu"
+
+
+def cgroup2_mounts(mounts: Path = Path("/proc/self/mounts")) -> list[Path]:
+    """Mount points of the cgroup v2 hierarchy (usually /sys/fs/cgroup; on hybrid hosts
+    /sys/fs/cgroup/unified beside the v1 controllers)."""
+    found = []
+    with contextlib.suppress(OSError):
+        for line in mounts.read_text().splitlines():
+            fields = line.split()
+            if len(fields) >= 3 and fields[2] == "cgroup2":
+                found.append(Path(fields[1].replace("\\040", " ")))
+    return found
+
+
+def cgroup2_memory_roots() -> list[Path]:
+    """cgroup v2 mounts whose root offers the memory controller."""
+    roots = []
+    for mount in cgroup2_mounts():
+        with contextlib.suppress(OSError):
+            if "memory" in (mount / "cgroup.controllers").read_text().split():
+                roots.append(mount)
+    return roots
 
 
 @dataclass
@@ -147,24 +172,29 @@ class MemoryCgroups:
         candidates: list[tuple[Path, str]] = []
         if (CGROUP_V1_ROOT / "memory.limit_in_bytes").exists():
             candidates.append((CGROUP_V1_ROOT, "v1"))
-        controllers = CGROUP_V2_ROOT / "cgroup.controllers"
-        with contextlib.suppress(OSError):
-            if "memory" in controllers.read_text().split():
-                candidates.append((CGROUP_V2_ROOT, "v2"))
+        candidates += [(root, "v2") for root in cgroup2_memory_roots()]
         for root, version in candidates:
-            parent = root / CGROUP_PARENT
-            try:
-                parent.mkdir(exist_ok=True)
-                if version == "v2":
-                    (parent / "cgroup.subtree_control").write_text("+memory")
-                groups = cls(parent, version)
-                groups.remove_stale()
-                with groups.create(64 << 20) as probe:
-                    groups.oom_kills(probe.path)
-            except OSError:
-                continue
-            return groups
+            groups = cls.at(root, version)
+            if groups is not None:
+                return groups
         return None
+
+    @classmethod
+    def at(cls, root: Path, version: str) -> MemoryCgroups | None:
+        """Groups under `root` (a v1 memory mount or a v2 mount with the memory
+        controller), or None when a limited child cgroup cannot be created there."""
+        parent = root / CGROUP_PARENT
+        try:
+            parent.mkdir(exist_ok=True)
+            if version == "v2":
+                (parent / "cgroup.subtree_control").write_text("+memory")
+            groups = cls(parent, version)
+            groups.remove_stale()
+            with groups.create(64 << 20) as probe:
+                groups.oom_kills(probe.path)
+        except OSError:
+            return None
+        return groups
 
     def remove_stale(self) -> None:
         """Remove cgroups of judge processes that no longer exist."""
@@ -308,6 +338,10 @@ class Runner:
             cgroup=self.cgroups.version if self.cgroups else "",
         )
         self.launcher = build_launcher(cache_dir)
+        if self.isolation.ipcns and not self._launcher_accepts("--ipcns", "1"):
+            # Root without CAP_SYS_ADMIN (a default container): the allowlist still refuses
+            # every IPC call, so runs go on in the host's IPC namespace.
+            self.isolation = dataclasses.replace(self.isolation, ipcns=False)
         base = (
             uid_base
             if uid_base is not None
@@ -317,6 +351,17 @@ class Runner:
         self.scratch = cache_dir / "tmp"
         self.scratch.mkdir(parents=True, exist_ok=True)
         self.scratch.chmod(0o700)
+
+    def _launcher_accepts(self, *options: str) -> bool:
+        """Whether the launcher can apply these options here (it runs itself, which
+        exits with its usage message, under them)."""
+        done = subprocess.run(
+            [str(self.launcher), "--wall", "10", *options, "--", str(self.launcher)],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        return done.stdout.startswith("ok ")
 
     @contextlib.contextmanager
     def workspace(self) -> Iterator[Path]:
@@ -347,8 +392,9 @@ class Runner:
     ) -> RunOutcome:
         """Run argv (argv[0] an absolute path) and report how it ended.
 
-        profile "run": a solution (one exec, threads only, no signals to others);
-        profile "compile": the compiler (may spawn its passes; no network, no tracing).
+        profile "run": a solution (a seccomp allowlist: one exec, threads only, signals
+        to itself only); profile "compile": the compiler (a denylist: may spawn its passes;
+        no network, tracing, IPC or admin calls).
         With `writable_cwd`, `cwd` becomes owned by the sandbox uid and writable; without,
         the program can read it but create nothing (no disk filling). stdin/stdout/stderr
         are opened by the launcher before it drops privileges, so they may sit in
@@ -455,6 +501,8 @@ class Runner:
             cmd += ["--uid", str(uid), "--gid", str(uid), "--nproc", str(limits.processes)]
         if iso.netns:
             cmd += ["--netns", "1"]
+        if iso.ipcns:
+            cmd += ["--ipcns", "1"]
         if iso.seccomp:
             cmd += ["--seccomp", "1" if profile == "run" else "2"]
         if iso.landlock_abi:
