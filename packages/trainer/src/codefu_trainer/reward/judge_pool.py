@@ -40,7 +40,7 @@ from ray.exceptions import RayActorError, RayTaskError
 
 from codefu_trainer.reward.config import WorkerConfig
 from codefu_trainer.reward.rules import DEADLINE, JUDGE_ERROR, WORKER_LOST
-from codefu_trainer.reward.worker import JobOutcome, JudgeJob, JudgeWorker
+from codefu_trainer.reward.worker import JobOutcome, JudgeJob, JudgeWorker, pool_stats
 
 __all__ = [
     "JobOutcome",
@@ -121,16 +121,7 @@ class JudgePool:
         self._counter = 0
         self._remote_worker = ray.remote(RayJudgeWorker)
         self._in_flight: dict[tuple[Any, ...], asyncio.Future[JobOutcome]] = {}
-        self.stats: dict[str, int] = {
-            "jobs": 0,
-            "shared": 0,
-            "completed": 0,
-            "retries": 0,
-            "deadlines": 0,
-            "workers_lost": 0,
-            "internal_errors": 0,
-            "busy_ms": 0,
-        }
+        self.stats = pool_stats()
 
     # Workers ---------------------------------------------------------------------------
 

@@ -38,7 +38,7 @@ from typing import Any
 
 from codefu_trainer.reward.config import WorkerConfig
 from codefu_trainer.reward.rules import DEADLINE, JUDGE_ERROR, WORKER_LOST
-from codefu_trainer.reward.worker import JobOutcome, JudgeJob, JudgeWorker
+from codefu_trainer.reward.worker import JobOutcome, JudgeJob, JudgeWorker, pool_stats
 
 __all__ = ["LocalJudgePool"]
 
@@ -107,16 +107,11 @@ class LocalJudgePool:
         self._all: list[_Process] = []
         self._lock = threading.Lock()
         self._started = False
-        self.stats: dict[str, int] = {
-            "jobs": 0,
-            "shared": 0,
-            "completed": 0,
-            "retries": 0,
-            "deadlines": 0,
-            "workers_lost": 0,
-            "internal_errors": 0,
-            "busy_ms": 0,
-        }
+        self.stats = pool_stats()
+
+    def _count(self, name: str, n: int = 1) -> None:
+        with self._lock:
+            self.stats[name] += n
 
     # Workers ---------------------------------------------------------------------------
 
@@ -220,18 +215,18 @@ class LocalJudgePool:
                 kind, value = self._ask(worker, job)
             except _WorkerLost:
                 busy += time.monotonic() - started
-                self.stats["workers_lost"] += 1
+                self._count("workers_lost")
                 self._retire(worker)
                 why = f"local judge worker died (exit code {worker.process.exitcode})"
                 self._free.put(self._spawn())
                 if attempts > self._config.max_retries:
                     return JobOutcome(None, WORKER_LOST, why, attempts, LOCAL_NODE, busy)
-                self.stats["retries"] += 1
+                self._count("retries")
                 log.warning("%s; judging again", why)
                 continue
             if kind == "deadline":
                 busy += time.monotonic() - started
-                self.stats["deadlines"] += 1
+                self._count("deadlines")
                 log.warning("judge job passed its %.1f s deadline", job.deadline_seconds)
                 self._retire(worker)
                 self._free.put(self._spawn())
@@ -245,16 +240,16 @@ class LocalJudgePool:
                 )
             elapsed = time.monotonic() - started
             busy += elapsed
-            self.stats["busy_ms"] += round(elapsed * 1000)
+            self._count("busy_ms", round(elapsed * 1000))
             self._free.put(worker)
             if kind == "error":
                 return JobOutcome(None, JUDGE_ERROR, str(value), attempts, LOCAL_NODE, busy)
             if value.verdict == "IE" and attempts <= self._config.max_retries:
-                self.stats["retries"] += 1
-                self.stats["internal_errors"] += 1
+                self._count("retries")
+                self._count("internal_errors")
                 log.warning("judge internal error; judging again")
                 continue
-            self.stats["completed"] += 1
+            self._count("completed")
             return JobOutcome(value, None, "", attempts, LOCAL_NODE, busy)
 
     def run_many(self, jobs: Sequence[JudgeJob]) -> list[JobOutcome]:
@@ -266,14 +261,14 @@ class LocalJudgePool:
         for job in jobs:
             identity = job.identity()
             if identity is not None and identity in first:
-                self.stats["shared"] += 1
+                self._count("shared")
                 slot.append(first[identity])
                 continue
             if identity is not None:
                 first[identity] = len(unique)
             slot.append(len(unique))
             unique.append(job)
-        self.stats["jobs"] += len(unique)
+        self._count("jobs", len(unique))
         # As many threads as workers: each takes the next job when its worker is free.
         with ThreadPoolExecutor(max_workers=self._size) as pool:
             outcomes = list(pool.map(self._run, unique))

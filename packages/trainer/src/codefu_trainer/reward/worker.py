@@ -15,7 +15,7 @@ from typing import Any
 
 from codefu_trainer.reward.rules import JudgeSummary, summarize
 
-__all__ = ["JobOutcome", "JudgeJob", "JudgeWorker"]
+__all__ = ["JobOutcome", "JudgeJob", "JudgeWorker", "pool_stats"]
 
 
 @dataclass(frozen=True)
@@ -64,6 +64,14 @@ class JobOutcome:
     node_id: str = ""
     # Seconds the job spent on a worker (all attempts): its judging latency.
     seconds: float = 0.0
+
+
+def pool_stats() -> dict[str, int]:
+    """A pool's counters, all zero: jobs judged, shared (identical to another job of the
+    batch, not judged again), completed, retries, deadlines, workers_lost,
+    internal_errors, busy_ms (time workers spent judging)."""
+    names = ("jobs", "shared", "completed", "retries", "deadlines", "workers_lost")
+    return dict.fromkeys((*names, "internal_errors", "busy_ms"), 0)
 
 
 class JudgeWorker:
