@@ -32,6 +32,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import random
 import shutil
 import subprocess
 import sys
@@ -81,7 +82,18 @@ def _add_group(cases: list[Case], name: str, gt: dict[str, Any], sources: dict[s
     cases.append(Case(name, "none", "NO_CODE", _respond(None), gt))
 
 
-def real_cases(data_dir: Path, limit: int | None) -> list[Case]:
+Problems = list[tuple[str, dict[str, Any], dict[str, str]]]  # name, ground truth, sources
+
+
+def reference_cases(problems: Problems) -> list[Case]:
+    """The 104-response batch: each variant once per problem, AC twice, and no code."""
+    cases: list[Case] = []
+    for name, gt, sources in problems:
+        _add_group(cases, name, gt, sources)
+    return cases
+
+
+def real_problems(data_dir: Path, limit: int | None) -> Problems:
     import pyarrow.parquet as pq
 
     truths: dict[str, dict[str, Any]] = {}
@@ -93,7 +105,7 @@ def real_cases(data_dir: Path, limit: int | None) -> list[Case]:
             ):
                 truths[rm["ground_truth"]["name"]] = rm["ground_truth"]
     manifest = json.loads((REAL_SOLUTIONS / "manifest.json").read_text())
-    cases: list[Case] = []
+    problems: Problems = []
     for slug, entry in sorted(manifest.items())[: limit or None]:
         gt = truths.get(entry["name"])
         if gt is None:
@@ -104,13 +116,16 @@ def real_cases(data_dir: Path, limit: int | None) -> list[Case]:
             for v in VARIANTS
             if (folder / f"{v}.cpp").is_file()
         }
-        _add_group(cases, entry["name"], gt, sources)
-    return cases
+        if "ac" in sources:
+            memory = int(gt.get("memory_limit_bytes") or 256 << 20)
+            sources["ole"] = _derive(sources["ac"], "ole", memory)
+        problems.append((entry["name"], gt, sources))
+    return problems
 
 
 # Derived variants of an accepted solution: includes first, the added lines after it
 # (globals run in definition order, so ours come after the solution's own).
-_PRELUDE = "#include <cstdio>\n#include <cstdlib>\n#include <vector>\n"
+_PRELUDE = "#include <cstdio>\n#include <cstdlib>\n#include <cstring>\n#include <vector>\n"
 _DERIVED = {
     # One more output token: WA on every test (token and exact compare alike).
     "wa": 'struct CodefuExtra { ~CodefuExtra() { std::printf("\\n-1\\n"); } } codefu_extra;',
@@ -125,6 +140,12 @@ _DERIVED = {
         " for (size_t i = 0; i < v.size(); i += 4096) v[i] = 1; } } codefu_hog;"
     ),
     "ce": "int codefu_broken() { return undefined_name; }",
+    # Writes until the output limit stops it (OLE); the step's output flood.
+    "ole": (
+        "struct CodefuFlood { CodefuFlood() { static char b[1 << 16];"
+        " std::memset(b, 'x', sizeof b); for (;;) std::fwrite(b, 1, sizeof b, stdout); } }"
+        " codefu_flood;"
+    ),
 }
 
 
@@ -136,7 +157,7 @@ def _derive(correct: str, variant: str, memory_limit_bytes: int) -> str:
     return f"{_PRELUDE}{correct}\n{added}\n"
 
 
-def sample_cases(limit: int | None) -> tuple[list[Case], str]:
+def sample_problems(limit: int | None) -> tuple[Problems, str]:
     """Cases on the shipped raw dataset, prepared (all tiers) by codefu_data in a temp dir."""
     import pyarrow.parquet as pq
 
@@ -164,13 +185,44 @@ def sample_cases(limit: int | None) -> tuple[list[Case], str]:
     queues = [sorted(probs.items()) for _, probs in sorted(by_tier.items())]
     order = [q[i] for i in range(max(map(len, queues), default=0)) for q in queues if i < len(q)]
     order = [(name, gt) for name, gt in order if name in accepted][: limit or None]
-    cases: list[Case] = []
+    problems: Problems = []
     for name, gt in order:
         memory = int(gt.get("memory_limit_bytes") or 256 << 20)
-        sources = {v: _derive(accepted[name], v, memory) for v in VARIANTS}
-        _add_group(cases, name, gt, sources)
+        sources = {v: _derive(accepted[name], v, memory) for v in [*VARIANTS, "ole"]}
+        problems.append((name, gt, sources))
     tiers = ", ".join(f"{t} {len(p)}" for t, p in sorted(by_tier.items()))
-    return cases, f"shipped sample dataset prepared by codefu_data ({tiers} problems)"
+    return problems, f"shipped sample dataset prepared by codefu_data ({tiers} problems)"
+
+
+# A GRPO step: 64 prompts x 8 responses, verdict shares a young policy produces.
+STEP_SHARES = {
+    "ac": 0.30,
+    "wa": 0.20,
+    "ce": 0.12,
+    "none": 0.08,
+    "tle": 0.10,
+    "re": 0.08,
+    "mle": 0.06,
+    "ole": 0.06,
+}
+TRUTH = {**VARIANTS, "ole": "OLE", "none": "NO_CODE"}
+
+
+def step_cases(problems: Problems, prompts: int = 64, group: int = 8, seed: int = 0) -> list[Case]:
+    """A GRPO-step batch: ``prompts`` groups of ``group`` responses, variants drawn with
+    ``STEP_SHARES``. A variant drawn twice in a group is the same text (a policy repeats
+    itself); prompts on the same problem get different programs (a comment naming the
+    prompt), so nothing is shared across groups that a real batch would not share."""
+    rng = random.Random(seed)
+    variants, weights = list(STEP_SHARES), list(STEP_SHARES.values())
+    cases: list[Case] = []
+    for prompt in range(prompts):
+        name, gt, sources = problems[prompt % len(problems)]
+        for drawn in rng.choices(variants, weights, k=group):
+            variant = drawn if drawn == "none" or drawn in sources else "ac"
+            code = None if variant == "none" else f"// prompt {prompt}\n{sources[variant]}"
+            cases.append(Case(name, variant, TRUTH[variant], _respond(code), gt))
+    return cases
 
 
 # (b) The reference reward, reproduced ------------------------------------------------------
@@ -268,39 +320,26 @@ def run_baseline(cases: list[Case], cpus: int) -> tuple[float, list[dict[str, An
 SKIP_IN_BASELINE = {"mle"}
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--problems", type=int, default=None, help="use at most N problems")
-    parser.add_argument("--cpus", type=int, default=os.cpu_count() or 1, help="Ray CPUs")
-    args = parser.parse_args(argv)
-
-    real = Path(os.environ.get("CODEFU_REAL_DATA", "")) / "codefu_easy"
-    if (
-        os.environ.get("CODEFU_REAL_DATA")
-        and real.is_dir()
-        and (REAL_SOLUTIONS / "manifest.json").is_file()
-    ):
-        cases, source = real_cases(real, args.problems), f"real problems ({real})"
-    else:
-        cases, source = sample_cases(args.problems)
-        source += "; no CODEFU_REAL_DATA"
+def part_reference(problems: Problems, source: str, cpus: int, prompts: int = 64) -> None:
+    """Ours against the reference on the 104-response batch."""
+    cases = reference_cases(problems)
     if len(cases) < 64:
         print(f"note: only {len(cases)} responses (fewer problems were asked for or found)")
     cfg = RewardConfig()
     n_tests = sum(len(problem_from_ground_truth(c.ground_truth, cfg).tests) for c in cases)
     print(
         f"reward benchmark: {len(cases)} responses, {len({c.problem for c in cases})} problems, "
-        f"{n_tests} tests in all, {source}; {args.cpus} CPUs"
+        f"{n_tests} tests in all, {source}; {cpus} CPUs"
     )
 
-    ray.init(num_cpus=args.cpus, log_to_driver=False, include_dashboard=False)
+    ray.init(num_cpus=cpus, log_to_driver=False, include_dashboard=False)
     cache = Path(tempfile.mkdtemp(prefix="codefu-bench-reward-"))
     try:
         common = [c for c in cases if c.variant not in SKIP_IN_BASELINE]
-        ours_wall, scored, stats = run_ours(cases, args.cpus, cache)
+        ours_wall, scored, stats = run_ours(cases, cpus, cache)
         shutil.rmtree(cache, ignore_errors=True)  # cold binary cache again
-        common_wall, common_scored, _ = run_ours(common, args.cpus, cache)
-        base_wall, base_common = run_baseline(common, args.cpus)
+        common_wall, common_scored, _ = run_ours(common, cpus, cache)
+        base_wall, base_common = run_baseline(common, cpus)
     finally:
         ray.shutdown()
         shutil.rmtree(cache, ignore_errors=True)
@@ -314,7 +353,7 @@ def main(argv: list[str] | None = None) -> int:
     # A response identical to another on the same problem shares its judging: count it once.
     judged = {(c.problem, c.response): s.result for s, c in zip(scored, cases, strict=True)}
     cpu_work = sum(r.compile_seconds + r.run_seconds for r in judged.values())
-    bound = cpu_work / args.cpus
+    bound = cpu_work / cpus
     ratio = base_wall / common_wall if common_wall > 0 else float("inf")
 
     print()
@@ -372,6 +411,206 @@ def main(argv: list[str] | None = None) -> int:
         f"ours_agree={sum(ours_ok) / len(cases):.1%} ref_agree={sum(base_ok) / len(cases):.1%} "
         f"wall_over_bound={over:.2f}x ours_wall_all={ours_wall:.2f}s load1={load:.1f}"
     )
+
+
+def load_problems(limit: int | None) -> tuple[Problems, str]:
+    """The real problems with hand-written solutions when CODEFU_REAL_DATA has them, else
+    the shipped sample."""
+    real = Path(os.environ.get("CODEFU_REAL_DATA", "")) / "codefu_easy"
+    if (
+        os.environ.get("CODEFU_REAL_DATA")
+        and real.is_dir()
+        and (REAL_SOLUTIONS / "manifest.json").is_file()
+    ):
+        return real_problems(real, limit), f"real problems ({real})"
+    problems, source = sample_problems(limit)
+    return problems, source + "; no CODEFU_REAL_DATA"
+
+
+def cpu_bound(cases: list[Case], results: list[dict[str, Any]], cpus: int) -> float:
+    """Σ(compile + program CPU) over the distinct programs of a batch, over the CPUs."""
+    judged = {(c.problem, c.response): r for c, r in zip(cases, results, strict=True)}
+    return sum(r["compile_seconds"] + r["run_seconds"] for r in judged.values()) / cpus
+
+
+@dataclass(frozen=True)
+class StepFigures:
+    label: str
+    wall: float
+    bound: float
+    p50: float
+    p99: float
+    busy: float
+    agree: int
+    n: int
+
+
+def _percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))] if ordered else 0.0
+
+
+def measure_step(label: str, service: RewardService, cases: list[Case], cpus: int) -> StepFigures:
+    """Score ``cases`` once on a started, PCH-warm pool: wall, bound, latency, busy share."""
+    workers = len(service.workers())
+    warm = next(c for c in cases if c.variant == "ac")
+    service.score([warm.response.replace("main()", "main( )")], [warm.ground_truth])
+    before = service.stats()["busy_ms"]
+    start = time.perf_counter()
+    scored = service.score_detailed([c.response for c in cases], [c.ground_truth for c in cases])
+    wall = time.perf_counter() - start
+    busy = (service.stats()["busy_ms"] - before) / 1000
+    latencies = [s.outcome.seconds for s in scored if s.outcome is not None]
+    return StepFigures(
+        label=label,
+        wall=wall,
+        bound=cpu_bound(cases, [s.result.to_dict() for s in scored], cpus),
+        p50=_percentile(latencies, 0.50),
+        p99=_percentile(latencies, 0.99),
+        busy=busy / (wall * workers) if wall > 0 else 0.0,
+        agree=sum(s.result.verdict == c.truth for s, c in zip(scored, cases, strict=True)),
+        n=len(cases),
+    )
+
+
+def part_step(problems: Problems, source: str, cpus: int, prompts: int = 64) -> None:
+    """A 512-response GRPO step on one Ray node, on two judge nodes, and on local workers."""
+    from ray.cluster_utils import Cluster
+
+    cases = step_cases(problems, prompts=prompts)
+    mix = Counter(c.truth for c in cases)
+    distinct = len({(c.problem, c.response) for c in cases if c.variant != "none"})
+    print(
+        f"GRPO step: {len(cases)} responses ({prompts} prompts x 8) on {len(problems)} problems, "
+        f"{distinct} distinct programs, {source}; {cpus} CPUs; mix "
+        + ", ".join(f"{k} {v}" for k, v in mix.most_common())
+    )
+    figures: list[StepFigures] = []
+
+    def fresh_config() -> RewardConfig:
+        cache = Path(tempfile.mkdtemp(prefix="codefu-bench-step-"))
+        return RewardConfig(worker=WorkerConfig(cache_dir=str(cache)))
+
+    config = fresh_config()
+    ray.init(num_cpus=cpus, log_to_driver=False, include_dashboard=False)
+    try:
+        service = RewardService(config)
+        try:
+            figures.append(measure_step("Ray, one node", service, cases, cpus))
+        finally:
+            service.close()
+    finally:
+        ray.shutdown()
+
+    config = fresh_config()
+    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 0})
+    for _ in range(2):
+        cluster.add_node(num_cpus=max(1, cpus // 2), resources={"judge": 1})
+    cluster.wait_for_nodes()
+    ray.init(address=cluster.address, log_to_driver=False)
+    try:
+        service = RewardService(config)
+        try:
+            nodes = len(set(service.workers().values()))
+            figures.append(measure_step(f"Ray, {nodes} judge nodes", service, cases, cpus))
+        finally:
+            service.close()
+    finally:
+        ray.shutdown()
+        cluster.shutdown()
+
+    config = fresh_config()
+    service = RewardService(config, local=True)
+    try:
+        figures.append(measure_step("local workers", service, cases, cpus))
+    finally:
+        service.close()
+
+    print()
+    print(
+        f"{'pool':<20}{'wall s':>8}{'bound s':>9}{'ratio':>7}{'p50 s':>8}{'p99 s':>8}"
+        f"{'busy':>7}{'verdicts':>10}"
+    )
+    for f in figures:
+        print(
+            f"{f.label:<20}{f.wall:>8.1f}{f.bound:>9.1f}{f.wall / f.bound:>6.2f}x"
+            f"{f.p50:>8.2f}{f.p99:>8.2f}{f.busy:>7.1%}{f'{f.agree}/{f.n}':>10}"
+        )
+    load = os.getloadavg()[0]
+    print(
+        "KEY reward-step: "
+        + " ".join(f"{f.label.replace(' ', '_')}={f.wall / f.bound:.2f}x" for f in figures)
+        + f" load1={load:.1f}"
+    )
+
+
+def part_cli(problems: Problems, source: str, cpus: int, prompts: int = 64) -> None:
+    """``codefu-reward score`` end to end (a new process: imports, workers, judging, output)
+    on the 104-response batch, against the batch's CPU bound."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    cases = reference_cases(problems)
+    with tempfile.TemporaryDirectory(prefix="codefu-bench-cli-") as tmp:
+        root = Path(tmp)
+        truths = {c.problem: c.ground_truth for c in cases}
+        rows = [{"reward_model": {"ground_truth": gt}} for gt in truths.values()]
+        pq.write_table(pa.Table.from_pylist(rows), root / "data.parquet")
+
+        def score(batch: list[Case], out: str) -> float:
+            responses = root / f"{out}.in.jsonl"
+            responses.write_text(
+                "".join(
+                    json.dumps({"name": c.problem, "response": c.response}) + "\n" for c in batch
+                )
+            )
+            command = [
+                sys.executable, "-m", "codefu_trainer.reward.cli", "score",
+                "--data", str(root / "data.parquet"), "--responses", str(responses),
+                "--out", str(root / out), "--config-dir", str(ROOT / "conf"),
+                f"worker.cache_dir={root / 'cache'}",
+            ]  # fmt: skip
+            env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
+            start = time.perf_counter()
+            subprocess.run(command, check=True, env=env, stdout=subprocess.DEVNULL)
+            return time.perf_counter() - start
+
+        warm = next(c for c in cases if c.variant == "ac")
+        warm_case = Case(warm.problem, "ac", "AC", warm.response.replace("main()", "main( )"), {})
+        score([warm_case], "warm.jsonl")  # the user's cache holds the precompiled header
+        wall = score(cases, "scores.jsonl")
+        results = [json.loads(line) for line in (root / "scores.jsonl").read_text().splitlines()]
+    bound = cpu_bound(cases, results, cpus)
+    agree = sum(r["verdict"] == c.truth for r, c in zip(results, cases, strict=True))
+    print(
+        f"codefu-reward score, end to end: {len(cases)} responses ({source}); "
+        f"wall {wall:.1f} s, bound {bound:.1f} s, ratio {wall / bound:.2f}x; "
+        f"verdicts = truth {agree}/{len(cases)}"
+    )
+    print(
+        f"KEY reward-cli: responses={len(cases)} wall_over_bound={wall / bound:.2f}x "
+        f"load1={os.getloadavg()[0]:.1f}"
+    )
+
+
+PARTS = {"reference": part_reference, "step": part_step, "cli": part_cli}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--problems", type=int, default=None, help="use at most N problems")
+    parser.add_argument("--cpus", type=int, default=os.cpu_count() or 1, help="Ray CPUs")
+    parser.add_argument(
+        "--part", choices=[*PARTS, "all"], default="all", help="which measurement (default all)"
+    )
+    parser.add_argument("--prompts", type=int, default=64, help="prompts of the step (x 8)")
+    args = parser.parse_args(argv)
+    problems, source = load_problems(args.problems)
+    for name, part in PARTS.items():
+        if args.part in (name, "all"):
+            print(f"== {name}")
+            part(problems, source, args.cpus, args.prompts)
+            print()
     return 0
 
 

@@ -241,21 +241,22 @@ class Judge:
                 writable_cwd=self.allow_file_writes,
                 group=group,
             )
-            output = _read(stdout, self.output_limit)
+            size = min(stdout.stat().st_size if stdout.exists() else 0, self.output_limit)
             err = _read(stderr, STDERR_HEAD).decode(errors="replace")
+            outcome = RunOutcome(**{**outcome.__dict__, "output_bytes": size, "stderr_head": err})
+            verdict = decide(
+                outcome,
+                time_seconds=limits.time_seconds,
+                memory_bytes=limits.memory_bytes,
+                output_limit=self.output_limit,
+            )
+            # The output is read only when a checker must see it (a flood that ended in
+            # OLE, TLE or RE is never read back).
+            output = _read(stdout, self.output_limit) if verdict is None else b""
         finally:
             for path in (stdin, stdout, stderr):
                 path.unlink(missing_ok=True)
             _rmtree(work)
-        outcome = RunOutcome(
-            **{**outcome.__dict__, "output_bytes": len(output), "stderr_head": err}
-        )
-        verdict = decide(
-            outcome,
-            time_seconds=limits.time_seconds,
-            memory_bytes=limits.memory_bytes,
-            output_limit=self.output_limit,
-        )
         message = outcome.error or ""
         if verdict is None:
             checked = check(

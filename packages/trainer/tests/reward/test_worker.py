@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from codefu_trainer.reward.config import RewardConfig
-from codefu_trainer.reward.judge_pool import JudgeWorker
 from codefu_trainer.reward.rules import score_report
+from codefu_trainer.reward.worker import JudgeWorker
 
 from .problems import COMPILE_ERROR_PROGRAM, DIFF_PROGRAM, SUM_PROGRAM
 

@@ -4,8 +4,9 @@ The plan is fixed by the identity: every (problem, sample) of the evaluated prob
 order, cut into batches of `eval.batch_size`, each sample with a seed derived from
 `eval.seed` and its place in the plan. A batch that has any sample missing from
 samples.jsonl is generated again with the same seeds, and only its missing samples are
-judged and written. Judging a batch (Ray judge pool, `RewardService`, the reward veRL and
-the rehearsal use) overlaps generating the next.
+judged and written. Judging a batch (`RewardService`, the reward veRL and the rehearsal
+use: on the Ray judge pool when RAY_ADDRESS names a cluster, else in local judge worker
+processes) overlaps generating the next.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import os
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -172,8 +174,11 @@ def _generate_and_judge(
     from codefu_trainer.reward.service import RewardService
     from codefu_trainer.training.rehearsal import start_ray
 
-    started_ray = start_ray()
-    service = RewardService(cfg.reward)
+    # A cluster to join (RAY_ADDRESS, or Ray already connected): its judge pool. Otherwise
+    # local judge worker processes: the same verdicts without starting Ray.
+    on_ray = bool(os.environ.get("RAY_ADDRESS")) or ray.is_initialized()
+    started_ray = start_ray() if on_ray else False
+    service = RewardService(cfg.reward, local=not on_ray)
 
     def finish(index: int, future: Future[tuple[list[dict[str, Any]], float]]) -> None:
         records, seconds = future.result()

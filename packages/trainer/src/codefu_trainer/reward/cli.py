@@ -7,13 +7,17 @@ A responses line: ``{"name": <problem name>, "response": <text>}`` (optionally `
 A scores line: the same id/name plus the reward keys (score, verdict, passed, total,
 compile_seconds, run_seconds, judge_failure, has_code) and the judging node/attempts.
 Trailing ``KEY=VALUE`` arguments override reward settings (``mode=power``,
-``worker.acquire_timeout_seconds=60``). Exit status: 0 scored, 2 bad usage or input.
+``worker.acquire_timeout_seconds=60``). Without ``--address`` or ``RAY_ADDRESS`` the
+responses are judged in local worker processes (same worker code, same verdicts, no Ray
+start-up); with one, on that Ray cluster's judge pool. Exit status: 0 scored, 2 bad usage
+or input.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from collections import Counter
@@ -127,13 +131,17 @@ def score_command(args: argparse.Namespace) -> int:
     truths = load_ground_truths(Path(args.data))
     rows = load_responses(Path(args.responses), truths)
 
-    import ray
-
     from codefu_trainer.reward.service import RewardService
 
-    if not ray.is_initialized():
-        ray.init(address=args.address, log_to_driver=False, configure_logging=False)
-    service = RewardService(config)
+    address = args.address or os.environ.get("RAY_ADDRESS") or None
+    if address is None:
+        # No cluster named: judge in local worker processes (no Ray start-up).
+        service = RewardService(config, local=True)
+    else:
+        import ray
+
+        ray.init(address=address, log_to_driver=False, configure_logging=False)
+        service = RewardService(config)
     try:
         start = time.perf_counter()
         scored = service.score_detailed(
@@ -142,7 +150,10 @@ def score_command(args: argparse.Namespace) -> int:
         wall = time.perf_counter() - start
     finally:
         service.close()
-        ray.shutdown()
+        if address is not None:
+            import ray
+
+            ray.shutdown()
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     verdicts: Counter[str] = Counter()
@@ -170,7 +181,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--responses", required=True, help='JSONL: {"name", "response", "id"?} per line')
     p.add_argument("--out", required=True, help="where to write the scores JSONL")
     p.add_argument("--workers", type=int, default=None, help="judge workers (default: one per CPU)")
-    p.add_argument("--address", default=None, help="Ray address to join (default: start one here)")
+    p.add_argument(
+        "--address",
+        default=None,
+        help="Ray cluster to judge on (default: $RAY_ADDRESS; without either, local worker "
+        "processes judge, with no Ray start-up)",
+    )
     p.add_argument(
         "--config-dir", default=None, help="config dir holding reward/*.yaml (default ./conf)"
     )

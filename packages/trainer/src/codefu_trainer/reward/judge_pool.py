@@ -2,10 +2,11 @@
 
 Layout:
 
-- ``JudgeWorker`` (a Ray actor, one per CPU it may use) lives on a node carrying the
-  ``judge`` custom resource (any CPU node when no alive node has it). It holds one
-  ``codefu_sandbox.Judge`` whose cache directory (compile cache + precompiled header) is
-  the node's, so every worker on a node reuses the same cache. A response is compiled
+- ``RayJudgeWorker`` (``worker.JudgeWorker`` as a Ray actor, one per CPU it may use)
+  lives on a node carrying the ``judge`` custom resource (any CPU node when no alive
+  node has it). It holds one ``codefu_sandbox.Judge`` whose cache directory (compile
+  cache + precompiled header) is the node's, so every worker on a node reuses the same
+  cache. A response is compiled
   once and all its tests run inside that worker, one after another: no process fan-out
   beyond the CPUs the workers hold.
 - ``JudgePool`` (asyncio) hands each job to an idle worker, so at most one job per worker
@@ -30,69 +31,30 @@ import hashlib
 import json
 import logging
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
 from typing import Any
 
 import ray
 from ray.exceptions import RayActorError, RayTaskError
 
 from codefu_trainer.reward.config import WorkerConfig
-from codefu_trainer.reward.rules import DEADLINE, JUDGE_ERROR, WORKER_LOST, JudgeSummary, summarize
+from codefu_trainer.reward.rules import DEADLINE, JUDGE_ERROR, WORKER_LOST
+from codefu_trainer.reward.worker import JobOutcome, JudgeJob, JudgeWorker, pool_stats
 
-__all__ = ["JobOutcome", "JudgeJob", "JudgePool", "JudgePoolActor", "JudgeWorker", "plan_workers"]
+__all__ = [
+    "JobOutcome",
+    "JudgeJob",
+    "JudgePool",
+    "JudgePoolActor",
+    "RayJudgeWorker",
+    "plan_workers",
+]
 
 log = logging.getLogger(__name__)
 
 # A tiny share of the judge resource: a worker needs the marker on its node, not a unit of it.
 _RESOURCE_SHARE = 0.001
-
-
-@dataclass(frozen=True)
-class JudgeJob:
-    """One response to judge.
-
-    ``tests`` is a list of (input, output) pairs or a Ray ObjectRef to one; ``tests_key``
-    a digest of them (empty: the job is never shared with an identical one).
-    """
-
-    source: str
-    tests: Any
-    time_seconds: float
-    memory_bytes: int
-    checker: str
-    stop_on_first_failure: bool
-    deadline_seconds: float
-    stop_on_timeout: bool = False
-    checker_params: dict[str, float] = field(default_factory=dict)
-    tests_key: str = ""
-
-    def identity(self) -> tuple[Any, ...] | None:
-        """Equal for jobs that must get the same verdict; None without a ``tests_key``."""
-        if not self.tests_key:
-            return None
-        return (
-            self.source,
-            self.tests_key,
-            self.time_seconds,
-            self.memory_bytes,
-            self.checker,
-            self.stop_on_first_failure,
-            self.stop_on_timeout,
-            tuple(sorted(self.checker_params.items())),
-        )
-
-
-@dataclass
-class JobOutcome:
-    """What became of a job: a summary, or a failure verdict with its reason."""
-
-    summary: JudgeSummary | None
-    failure: str | None = None
-    detail: str = ""
-    attempts: int = 0
-    node_id: str = ""
 
 
 @dataclass
@@ -103,49 +65,12 @@ class _Worker:
     started: float = field(default_factory=time.monotonic)
 
 
-class JudgeWorker:
-    """A judge on one node (Ray actor body; wrapped with ``ray.remote`` by the pool)."""
+class RayJudgeWorker(JudgeWorker):
+    """``JudgeWorker`` as a Ray actor body: it reports the node it was placed on."""
 
     def __init__(self, cache_dir: str | None) -> None:
-        from codefu_sandbox import Judge
-
-        self._judge = Judge(cache_dir=Path(cache_dir) if cache_dir else None)
-        self._node_id = ray.get_runtime_context().get_node_id() if ray.is_initialized() else ""
-
-    def ready(self) -> str:
-        """The node this worker runs on (answers once the actor has started)."""
-        return self._node_id
-
-    def judge(
-        self,
-        source: str,
-        tests: Sequence[tuple[str, str]],
-        *,
-        time_seconds: float,
-        memory_bytes: int,
-        checker: str,
-        stop_on_first_failure: bool,
-        stop_on_timeout: bool = False,
-        checker_params: Mapping[str, float] | None = None,
-    ) -> JudgeSummary:
-        """Compile once (the judge caches binaries) and run the tests here, one at a time.
-
-        With ``stop_on_timeout`` judging stops at the first TLE: one timeout decides the
-        reward, so the rest would only burn CPU (a TLE program costs the time limit on
-        every test).
-        """
-        from codefu_sandbox import Limits, TestCase, Verdict
-
-        report = self._judge.judge(
-            source,
-            [TestCase(input=i, output=o) for i, o in tests],
-            Limits(time_seconds=time_seconds, memory_bytes=memory_bytes),
-            checker=checker,
-            stop_on_first_failure=stop_on_first_failure,
-            checker_params=checker_params,
-            stop_on=(Verdict.TLE,) if stop_on_timeout else (),
-        )
-        return summarize(report, node_id=self._node_id)
+        node_id = ray.get_runtime_context().get_node_id() if ray.is_initialized() else ""
+        super().__init__(cache_dir, node_id)
 
 
 def _alive_nodes() -> list[dict[str, Any]]:
@@ -194,17 +119,9 @@ class JudgePool:
         self._start_lock = asyncio.Lock()
         self._replenishing: asyncio.Task[None] | None = None
         self._counter = 0
-        self._remote_worker = ray.remote(JudgeWorker)
+        self._remote_worker = ray.remote(RayJudgeWorker)
         self._in_flight: dict[tuple[Any, ...], asyncio.Future[JobOutcome]] = {}
-        self.stats: dict[str, int] = {
-            "jobs": 0,
-            "shared": 0,
-            "completed": 0,
-            "retries": 0,
-            "deadlines": 0,
-            "workers_lost": 0,
-            "internal_errors": 0,
-        }
+        self.stats = pool_stats()
 
     # Workers ---------------------------------------------------------------------------
 
@@ -333,6 +250,7 @@ class JudgePool:
         await self.start()
         self.stats["jobs"] += 1
         attempts = 0
+        busy = 0.0
         while True:
             worker = await self._acquire()
             if worker is None:
@@ -350,9 +268,11 @@ class JudgePool:
                 stop_on_timeout=job.stop_on_timeout,
                 checker_params=job.checker_params,
             )
+            started = time.monotonic()
             try:
                 summary = await asyncio.wait_for(await_ref(ref), timeout=job.deadline_seconds)
             except TimeoutError:
+                busy += job.deadline_seconds
                 self.stats["deadlines"] += 1
                 log.warning(
                     "judge job passed its %.1f s deadline on %s; replacing the worker",
@@ -366,12 +286,16 @@ class JudgePool:
                     f"no answer within {job.deadline_seconds:.1f} s",
                     attempts,
                     worker.node_id,
+                    busy,
                 )
             except RayActorError as e:
+                busy += time.monotonic() - started
                 self.stats["workers_lost"] += 1
                 self._drop(worker.key, kill=False)
                 if attempts > self._config.max_retries:
-                    return JobOutcome(None, WORKER_LOST, str(e)[:500], attempts, worker.node_id)
+                    return JobOutcome(
+                        None, WORKER_LOST, str(e)[:500], attempts, worker.node_id, busy
+                    )
                 self.stats["retries"] += 1
                 log.warning(
                     "judge worker %s died (%s); retrying elsewhere", worker.key, type(e).__name__
@@ -379,8 +303,11 @@ class JudgePool:
                 continue
             except RayTaskError as e:
                 # The judge itself raised: deterministic, so not retried.
+                busy += time.monotonic() - started
                 self._idle.put_nowait(worker.key)
-                return JobOutcome(None, JUDGE_ERROR, str(e)[-2000:], attempts, worker.node_id)
+                return JobOutcome(None, JUDGE_ERROR, str(e)[-2000:], attempts, worker.node_id, busy)
+            busy += time.monotonic() - started
+            self.stats["busy_ms"] += round((time.monotonic() - started) * 1000)
             self._idle.put_nowait(worker.key)
             if summary.verdict == "IE" and attempts <= self._config.max_retries:
                 # An internal error of the judge is never the program's fault and is usually
@@ -390,7 +317,7 @@ class JudgePool:
                 log.warning("judge internal error on %s; judging again", worker.key)
                 continue
             self.stats["completed"] += 1
-            return JobOutcome(summary, None, "", attempts, summary.node_id)
+            return JobOutcome(summary, None, "", attempts, summary.node_id, busy)
 
     async def run_many(self, jobs: Sequence[JudgeJob]) -> list[JobOutcome]:
         return list(await asyncio.gather(*(self.run(job) for job in jobs)))

@@ -1,6 +1,7 @@
-"""RewardService: responses + ground truths → reward dicts, judged on Ray.
+"""RewardService: responses + ground truths → reward dicts, judged on Ray or locally.
 
     svc = RewardService(RewardConfig(), address=None)   # joins Ray, or starts it locally
+    svc = RewardService(RewardConfig(), local=True)     # local worker processes, no Ray
     results = svc.score(responses, ground_truths)       # blocking, bounded by deadlines
     results = await svc.score_async(responses, ground_truths)
     svc.close()
@@ -25,8 +26,10 @@ from ray.exceptions import RayActorError
 from codefu_data.schema import time_limit_seconds
 from codefu_trainer.reward.config import RewardConfig, RewardMode, reward_config_from
 from codefu_trainer.reward.extract import extract_code
-from codefu_trainer.reward.judge_pool import JobOutcome, JudgeJob, await_ref, pool_actor
+from codefu_trainer.reward.judge_pool import await_ref, pool_actor
+from codefu_trainer.reward.local_pool import LocalJudgePool
 from codefu_trainer.reward.rules import JUDGE_ERROR, RewardResult, score_report
+from codefu_trainer.reward.worker import JobOutcome, JudgeJob
 
 __all__ = ["Problem", "RewardService", "ScoredResponse", "problem_from_ground_truth"]
 
@@ -105,17 +108,29 @@ class ScoredResponse:
 
 
 class RewardService:
-    """Scores responses against ground truths on a Ray cluster (see the module docstring)."""
+    """Scores responses against ground truths (see the module docstring).
+
+    On Ray (the default) the judge workers are actors of the shared pool
+    (``judge_pool``); with ``local=True`` they are processes of this machine
+    (``local_pool``), with the same worker code and no Ray start-up.
+    """
 
     def __init__(
-        self, config: RewardConfig | Mapping[str, Any] | None = None, address: str | None = None
+        self,
+        config: RewardConfig | Mapping[str, Any] | None = None,
+        address: str | None = None,
+        *,
+        local: bool = False,
     ):
         self.config = reward_config_from(config)
         self._started_ray = False
-        if not ray.is_initialized():
-            ray.init(address=address, ignore_reinit_error=True, log_to_driver=False)
-            self._started_ray = True
-        self._pool: Any = pool_actor(self.config.worker)
+        self._local = LocalJudgePool(self.config.worker) if local else None
+        self._pool: Any = None
+        if self._local is None:
+            if not ray.is_initialized():
+                ray.init(address=address, ignore_reinit_error=True, log_to_driver=False)
+                self._started_ray = True
+            self._pool = pool_actor(self.config.worker)
 
     # Preparation -----------------------------------------------------------------------
 
@@ -148,8 +163,12 @@ class RewardService:
                 continue
             key = (problem.name, len(problem.tests), sum(len(a) + len(b) for a, b in problem.tests))
             if key not in refs:
-                # One copy of a problem's tests in the object store, shared by its GRPO group.
-                refs[key] = (ray.put(list(problem.tests)), tests_digest(problem.tests))
+                # One copy of a problem's tests (in Ray's object store), shared by its group.
+                tests = list(problem.tests)
+                refs[key] = (
+                    tests if self._local else ray.put(tests),
+                    tests_digest(problem.tests),
+                )
             tests_ref, tests_key = refs[key]
             job = JudgeJob(
                 source=code,
@@ -215,6 +234,9 @@ class RewardService:
         outcomes: list[JobOutcome] = []
         if jobs:
             payload = [job for _, job in jobs]
+            if self._local is not None:
+                outcomes = await asyncio.to_thread(self._local.run_many, payload)
+                return self._finish(done, jobs, outcomes)
             try:
                 outcomes = await self._call_pool("run_many", payload, timeout=self._backstop(jobs))
             except RayActorError:
@@ -242,15 +264,23 @@ class RewardService:
 
     def workers(self) -> dict[str, str]:
         """The pool's live judge workers: key → node id (starts them if needed)."""
+        if self._local is not None:
+            return self._local.workers()
         return dict(run_blocking(self._call_pool("workers", timeout=self._backstop([]))))
 
     def stats(self) -> dict[str, int]:
         """Pool counters: jobs, shared (identical to a job in flight, not judged again),
-        completed, retries, deadlines, workers_lost, internal_errors."""
+        completed, retries, deadlines, workers_lost, internal_errors, busy_ms (time workers
+        spent judging)."""
+        if self._local is not None:
+            return dict(self._local.stats)
         return dict(run_blocking(self._call_pool("stats", timeout=60)))
 
     def close(self) -> None:
         """Stop the judge workers and the pool; shut Ray down if this service started it."""
+        if self._local is not None:
+            self._local.close()
+            return
         try:
             ray.get(self._pool.shutdown.remote(), timeout=60)
             ray.kill(self._pool, no_restart=True)

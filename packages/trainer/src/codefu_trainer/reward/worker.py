@@ -1,0 +1,119 @@
+"""One response's judging: the job, the code that judges it, and its outcome.
+
+``JudgeWorker`` holds one ``codefu_sandbox.Judge`` (compile cache + precompiled header in
+its cache directory). The Ray pool (``judge_pool``) runs it as an actor, the local pool
+(``local_pool``) in a worker process; both call the same ``judge`` method, so a batch
+gets the same verdicts either way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from codefu_trainer.reward.rules import JudgeSummary, summarize
+
+__all__ = ["JobOutcome", "JudgeJob", "JudgeWorker", "pool_stats"]
+
+
+@dataclass(frozen=True)
+class JudgeJob:
+    """One response to judge.
+
+    ``tests`` is a list of (input, output) pairs or a Ray ObjectRef to one; ``tests_key``
+    a digest of them (empty: the job is never shared with an identical one).
+    """
+
+    source: str
+    tests: Any
+    time_seconds: float
+    memory_bytes: int
+    checker: str
+    stop_on_first_failure: bool
+    deadline_seconds: float
+    stop_on_timeout: bool = False
+    checker_params: dict[str, float] = field(default_factory=dict)
+    tests_key: str = ""
+
+    def identity(self) -> tuple[Any, ...] | None:
+        """Equal for jobs that must get the same verdict; None without a ``tests_key``."""
+        if not self.tests_key:
+            return None
+        return (
+            self.source,
+            self.tests_key,
+            self.time_seconds,
+            self.memory_bytes,
+            self.checker,
+            self.stop_on_first_failure,
+            self.stop_on_timeout,
+            tuple(sorted(self.checker_params.items())),
+        )
+
+
+@dataclass
+class JobOutcome:
+    """What became of a job: a summary, or a failure verdict with its reason."""
+
+    summary: JudgeSummary | None
+    failure: str | None = None
+    detail: str = ""
+    attempts: int = 0
+    node_id: str = ""
+    # Seconds the job spent on a worker (all attempts): its judging latency.
+    seconds: float = 0.0
+
+
+def pool_stats() -> dict[str, int]:
+    """A pool's counters, all zero: jobs judged, shared (identical to another job of the
+    batch, not judged again), completed, retries, deadlines, workers_lost,
+    internal_errors, busy_ms (time workers spent judging)."""
+    names = ("jobs", "shared", "completed", "retries", "deadlines", "workers_lost")
+    return dict.fromkeys((*names, "internal_errors", "busy_ms"), 0)
+
+
+class JudgeWorker:
+    """One judge; ``node_id`` is reported in every summary (empty outside Ray)."""
+
+    def __init__(self, cache_dir: str | None, node_id: str = "") -> None:
+        from codefu_sandbox import Judge
+
+        self._judge = Judge(cache_dir=Path(cache_dir) if cache_dir else None)
+        self._node_id = node_id
+
+    def ready(self) -> str:
+        """The node this worker runs on (answers once the worker has started)."""
+        return self._node_id
+
+    def judge(
+        self,
+        source: str,
+        tests: Sequence[tuple[str, str]],
+        *,
+        time_seconds: float,
+        memory_bytes: int,
+        checker: str,
+        stop_on_first_failure: bool,
+        stop_on_timeout: bool = False,
+        checker_params: Mapping[str, float] | None = None,
+    ) -> JudgeSummary:
+        """Compile once (the judge caches binaries) and run the tests here, one at a time.
+
+        With ``stop_on_timeout`` judging stops at the first TLE: one timeout decides the
+        reward, so the rest would only burn CPU (a TLE program costs the time limit on
+        every test).
+        """
+        from codefu_sandbox import Limits, TestCase, Verdict
+
+        report = self._judge.judge(
+            source,
+            [TestCase(input=i, output=o) for i, o in tests],
+            Limits(time_seconds=time_seconds, memory_bytes=memory_bytes),
+            checker=checker,
+            stop_on_first_failure=stop_on_first_failure,
+            checker_params=checker_params,
+            stop_on=(Verdict.TLE,) if stop_on_timeout else (),
+        )
+        return summarize(report, node_id=self._node_id)
