@@ -41,6 +41,7 @@ def _overrides(data: Path, run_dir: Path, steps: int) -> list[str]:
         "rehearsal.num_generations=2",
         "rehearsal.max_completion_tokens=24",
         "rehearsal.warmup_steps=5",
+        f"rehearsal.cache_dir={run_dir.parent / 'cache'}",
         "model.tiny.hidden_size=32",
         "model.tiny.intermediate_size=64",
         "model.tiny.num_hidden_layers=1",
@@ -118,6 +119,40 @@ def test_judge_reward_scores_through_the_shared_reward_service(prepared_data: Pa
     metrics = score_metrics(reward.last)
     assert metrics["judge/verdict/AC"] == 0.5 and metrics["judge/verdict/NO_CODE"] == 0.5
     assert metrics["critic/score/max"] == 1.0 and metrics["critic/score/min"] == -1.0
+
+
+def _rise(records: list[dict[str, float]], key: str, k: int) -> float:
+    """Mean of `key` over the last k steps minus its mean over the first k."""
+    values = [r[key] for r in records]
+    return sum(values[-k:]) / k - sum(values[:k]) / k
+
+
+@pytest.mark.slow
+@pytest.mark.ray
+def test_the_judge_reward_moves_the_policy_to_accepted_programs(
+    prepared_data: Path, tmp_path: Path
+) -> None:
+    """A shorter default rehearsal: the score and the AC share rise; with the reward's sign
+    flipped (the control) the same start does not rise, so the rise comes from the reward."""
+    short = [
+        "--config-dir",
+        str(CONF),
+        "cluster=cpu",
+        f"data.out_dir={prepared_data}",
+        f"rehearsal.cache_dir={tmp_path / 'cache'}",
+        "rehearsal.problems=2",
+        "rehearsal.prompts_per_step=2",
+        "rehearsal.steps=8",
+        "run.tracking.mlflow=false",
+    ]
+    assert main([*short, f"run.dir={tmp_path / 'up'}"]) == 0
+    assert main([*short, f"run.dir={tmp_path / 'down'}", "rehearsal.reward_sign=-1"]) == 0
+    up, down = read_metrics(tmp_path / "up"), read_metrics(tmp_path / "down")
+    assert len(up) == len(down) == 8
+    assert up[0]["critic/score/mean"] == down[0]["critic/score/mean"]  # same cached start
+    assert _rise(up, "critic/score/mean", 3) >= 0.3, up
+    assert sum(r["judge/verdict/AC"] for r in up[-3:]) / 3 >= 0.5, up
+    assert _rise(down, "critic/score/mean", 3) <= 0.0, down
 
 
 def test_ray_temp_dir_moves_out_of_the_virtualenv(tmp_path: Path) -> None:
