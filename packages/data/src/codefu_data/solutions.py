@@ -48,7 +48,5 @@ def cpp_solutions(source: str, names: Collection[str]) -> dict[str, CppSolutions
         for row in batch.table.to_pylist():
             name = row["name"]
             if name in wanted and name not in out:
-                out[name] = CppSolutions(
-                    _cpp(row["solutions"]), _cpp(row["incorrect_solutions"])
-                )
+                out[name] = CppSolutions(_cpp(row["solutions"]), _cpp(row["incorrect_solutions"]))
     return out

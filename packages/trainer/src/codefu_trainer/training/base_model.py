@@ -1,10 +1,10 @@
 """The rehearsal's starting policy: a tiny model warm-started on real programs, cached.
 
-For each training problem the warm start teaches four responses, equally often: the
+For each training problem the warm start teaches three responses, equally often: the
 problem's accepted C++ program, a rejected one (CodeContests `solutions` /
-`incorrect_solutions`, read through `codefu_data.solutions`), and each of the two with its
-last closing brace removed, which fails to compile. The warm-started model samples all
-four, so GRPO has a real choice; the judge's reward must move it toward the accepted ones.
+`incorrect_solutions`, read through `codefu_data.solutions`), and the accepted program with
+its last closing brace removed, which fails to compile. The warm-started model samples all
+three, so GRPO has a real choice; the judge's reward must move it toward the accepted ones.
 
 The result depends only on the seed, the model shape, the warm-start settings and the
 examples, so it is cached under `rehearsal.cache_dir/<hash of those>` and copied into the
@@ -67,7 +67,7 @@ def select_problems(
         chosen.append(row)
         examples += [
             (row["prompt"], as_response(program))
-            for program in (accepted, rejected, broken(accepted), broken(rejected))
+            for program in (accepted, rejected, broken(accepted))
         ]
         if len(chosen) == r.problems:
             break
