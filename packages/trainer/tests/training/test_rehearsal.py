@@ -150,9 +150,11 @@ def test_the_judge_reward_moves_the_policy_to_accepted_programs(
     up, down = read_metrics(tmp_path / "up"), read_metrics(tmp_path / "down")
     assert len(up) == len(down) == 8
     assert up[0]["critic/score/mean"] == down[0]["critic/score/mean"]  # same cached start
-    assert _rise(up, "critic/score/mean", 3) >= 0.3, up
+    score = "critic/score/mean"
+    assert _rise(up, score, 3) > 0.1, up
     assert sum(r["judge/verdict/AC"] for r in up[-3:]) / 3 >= 0.5, up
-    assert _rise(down, "critic/score/mean", 3) <= 0.0, down
+    assert _rise(down, score, 3) < 0.0, down
+    assert sum(r[score] for r in up[-3:]) / 3 - sum(r[score] for r in down[-3:]) / 3 >= 0.5
 
 
 def test_ray_temp_dir_moves_out_of_the_virtualenv(tmp_path: Path) -> None:
