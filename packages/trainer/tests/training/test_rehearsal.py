@@ -29,6 +29,16 @@ VERL_KEYS = {
 }
 
 
+@pytest.fixture(scope="module")
+def sample_data(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """`nox -s prepare`'s output for the shipped sample (the rehearsal reads its programs)."""
+    from codefu_data.config import DataConfig
+    from codefu_data.prepare import prepare
+
+    out = tmp_path_factory.mktemp("data") / "processed"
+    return prepare(DataConfig(source="sample", out_dir=str(out)), progress=False, log=print).out_dir
+
+
 def _overrides(data: Path, run_dir: Path, steps: int) -> list[str]:
     return [
         "--config-dir",
@@ -51,10 +61,10 @@ def _overrides(data: Path, run_dir: Path, steps: int) -> list[str]:
 @pytest.mark.slow
 @pytest.mark.ray
 def test_rehearsal_runs_checkpoints_and_resumes(
-    prepared_data: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    sample_data: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     run_dir = tmp_path / "run"
-    assert main(_overrides(prepared_data, run_dir, steps=1)) == 0
+    assert main(_overrides(sample_data, run_dir, steps=1)) == 0
     first = capsys.readouterr().out
     assert "critic/score" not in first and "score" in first  # the per-step table
     ckpt = latest_checkpoint(run_dir / "checkpoints")
@@ -64,7 +74,7 @@ def test_rehearsal_runs_checkpoints_and_resumes(
         run_dir / "config" / "verl.yaml"
     ).is_file()
 
-    assert main(_overrides(prepared_data, run_dir, steps=2)) == 0
+    assert main(_overrides(sample_data, run_dir, steps=2)) == 0
     assert f"resuming from {ckpt}" in capsys.readouterr().out
     assert latest_checkpoint(run_dir / "checkpoints").name == "checkpoint-4"  # type: ignore[union-attr]
     records = read_metrics(run_dir)
@@ -130,7 +140,7 @@ def _rise(records: list[dict[str, float]], key: str, k: int) -> float:
 @pytest.mark.slow
 @pytest.mark.ray
 def test_the_judge_reward_moves_the_policy_to_accepted_programs(
-    prepared_data: Path, tmp_path: Path
+    sample_data: Path, tmp_path: Path
 ) -> None:
     """A shorter default rehearsal: the score and the AC share rise; with the reward's sign
     flipped (the control) the same start does not rise, so the rise comes from the reward."""
@@ -138,7 +148,7 @@ def test_the_judge_reward_moves_the_policy_to_accepted_programs(
         "--config-dir",
         str(CONF),
         "cluster=cpu",
-        f"data.out_dir={prepared_data}",
+        f"data.out_dir={sample_data}",
         f"rehearsal.cache_dir={tmp_path / 'cache'}",
         "rehearsal.problems=2",
         "rehearsal.prompts_per_step=2",
