@@ -104,7 +104,7 @@ def warm_start(
     model.train()
     losses: list[float] = []
     for _ in range(steps):
-        batch = []
+        batch: list[tuple[list[int], list[int]]] = []
         while len(batch) < batch_size:
             if not order:
                 order = torch.randperm(len(encoded), generator=gen).tolist()
