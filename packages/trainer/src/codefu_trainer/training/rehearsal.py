@@ -1,9 +1,11 @@
 """The CPU rehearsal (`cluster=cpu`): the GRPO loop end to end on a CPU-only machine.
 
-prompts from the prepared dataset → responses sampled from a tiny random model (byte-level
-tokenizer) → our Ray-dispatched judge (`RewardService`, the same code veRL's reward calls)
-→ group-relative advantages → PPO-clip policy update with a KL loss to the reference → a
-checkpoint per step → metrics under veRL's names (console table, metrics.jsonl, MLflow).
+prompts of a few training problems from the prepared dataset → responses sampled from a
+tiny model warm-started on their accepted, rejected and broken C++ programs (`base_model`;
+byte-level tokenizer) → our Ray-dispatched judge (`RewardService`, the same code veRL's
+reward calls) → group-relative advantages → PPO-clip policy update with a KL loss to the
+reference → a checkpoint per step → metrics under veRL's names (console table,
+metrics.jsonl, MLflow).
 
 The single-machine loop is TRL's `GRPOTrainer`. One rehearsal step is one veRL step: one
 generation batch (`prompts_per_step` x `num_generations`) followed by `MINI_BATCHES` PPO
