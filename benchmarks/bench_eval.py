@@ -21,6 +21,8 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
+# What the benchmark's tiny model is warm-started to write: a C++ program the judge compiles.
+BENCH_RESPONSE = "<code>\n#include <cstdio>\nint main(){return 0;}\n</code>"
 
 
 def main() -> int:
@@ -53,8 +55,7 @@ def main() -> int:
             warm_start(
                 model,
                 tok,
-                prompts,
-                rehearsal.warmup_response,
+                [(p, BENCH_RESPONSE) for p in prompts],
                 steps=args.warmup_steps,
                 lr=rehearsal.warmup_lr,
             )

@@ -29,6 +29,16 @@ VERL_KEYS = {
 }
 
 
+@pytest.fixture(scope="module")
+def sample_data(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """`nox -s prepare`'s output for the shipped sample (the rehearsal reads its programs)."""
+    from codefu_data.config import DataConfig
+    from codefu_data.prepare import prepare
+
+    out = tmp_path_factory.mktemp("data") / "processed"
+    return prepare(DataConfig(source="sample", out_dir=str(out)), progress=False, log=print).out_dir
+
+
 def _overrides(data: Path, run_dir: Path, steps: int) -> list[str]:
     return [
         "--config-dir",
@@ -41,6 +51,7 @@ def _overrides(data: Path, run_dir: Path, steps: int) -> list[str]:
         "rehearsal.num_generations=2",
         "rehearsal.max_completion_tokens=24",
         "rehearsal.warmup_steps=5",
+        f"rehearsal.cache_dir={run_dir.parent / 'cache'}",
         "model.tiny.hidden_size=32",
         "model.tiny.intermediate_size=64",
         "model.tiny.num_hidden_layers=1",
@@ -50,10 +61,10 @@ def _overrides(data: Path, run_dir: Path, steps: int) -> list[str]:
 @pytest.mark.slow
 @pytest.mark.ray
 def test_rehearsal_runs_checkpoints_and_resumes(
-    prepared_data: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    sample_data: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     run_dir = tmp_path / "run"
-    assert main(_overrides(prepared_data, run_dir, steps=1)) == 0
+    assert main(_overrides(sample_data, run_dir, steps=1)) == 0
     first = capsys.readouterr().out
     assert "critic/score" not in first and "score" in first  # the per-step table
     ckpt = latest_checkpoint(run_dir / "checkpoints")
@@ -63,7 +74,7 @@ def test_rehearsal_runs_checkpoints_and_resumes(
         run_dir / "config" / "verl.yaml"
     ).is_file()
 
-    assert main(_overrides(prepared_data, run_dir, steps=2)) == 0
+    assert main(_overrides(sample_data, run_dir, steps=2)) == 0
     assert f"resuming from {ckpt}" in capsys.readouterr().out
     assert latest_checkpoint(run_dir / "checkpoints").name == "checkpoint-4"  # type: ignore[union-attr]
     records = read_metrics(run_dir)
@@ -118,6 +129,42 @@ def test_judge_reward_scores_through_the_shared_reward_service(prepared_data: Pa
     metrics = score_metrics(reward.last)
     assert metrics["judge/verdict/AC"] == 0.5 and metrics["judge/verdict/NO_CODE"] == 0.5
     assert metrics["critic/score/max"] == 1.0 and metrics["critic/score/min"] == -1.0
+
+
+def _rise(records: list[dict[str, float]], key: str, k: int) -> float:
+    """Mean of `key` over the last k steps minus its mean over the first k."""
+    values = [r[key] for r in records]
+    return sum(values[-k:]) / k - sum(values[:k]) / k
+
+
+@pytest.mark.slow
+@pytest.mark.ray
+def test_the_judge_reward_moves_the_policy_to_accepted_programs(
+    sample_data: Path, tmp_path: Path
+) -> None:
+    """A shorter default rehearsal: the score and the AC share rise; with the reward's sign
+    flipped (the control) the same start does not rise, so the rise comes from the reward."""
+    short = [
+        "--config-dir",
+        str(CONF),
+        "cluster=cpu",
+        f"data.out_dir={sample_data}",
+        f"rehearsal.cache_dir={tmp_path / 'cache'}",
+        "rehearsal.problems=2",
+        "rehearsal.prompts_per_step=2",
+        "rehearsal.steps=8",
+        "run.tracking.mlflow=false",
+    ]
+    assert main([*short, f"run.dir={tmp_path / 'up'}"]) == 0
+    assert main([*short, f"run.dir={tmp_path / 'down'}", "rehearsal.reward_sign=-1"]) == 0
+    up, down = read_metrics(tmp_path / "up"), read_metrics(tmp_path / "down")
+    assert len(up) == len(down) == 8
+    assert up[0]["critic/score/mean"] == down[0]["critic/score/mean"]  # same cached start
+    score = "critic/score/mean"
+    assert _rise(up, score, 3) > 0.1, up
+    assert sum(r["judge/verdict/AC"] for r in up[-3:]) / 3 >= 0.5, up
+    assert _rise(down, score, 3) < 0.0, down
+    assert sum(r[score] for r in up[-3:]) / 3 - sum(r[score] for r in down[-3:]) / 3 >= 0.5
 
 
 def test_ray_temp_dir_moves_out_of_the_virtualenv(tmp_path: Path) -> None:

@@ -28,6 +28,7 @@ def _write_metrics(run_dir: Path, steps: int = 4) -> None:
                 "actor/pg_clipfrac": 0.01 * s,
                 "response_length/mean": 100.0 + s,
                 "judge/verdict/AC": 0.25,
+                "judge/compiled": 0.75,
                 "judge/verdict/WA": 0.5,
                 "judge/verdict/NO_CODE": 0.25,
             }
@@ -37,7 +38,7 @@ def _write_metrics(run_dir: Path, steps: int = 4) -> None:
 def test_report_writes_every_plot(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     _write_metrics(tmp_path)
     assert main([str(tmp_path)]) == 0
-    names = {"reward", "kl", "clipfrac", "response_length", "verdicts"}
+    names = {"learning", "reward", "kl", "clipfrac", "response_length", "verdicts"}
     for name in names:
         png = tmp_path / "plots" / f"{name}.png"
         assert png.read_bytes()[:8] == PNG

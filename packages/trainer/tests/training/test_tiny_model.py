@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from hypothesis import given, settings
@@ -16,9 +17,19 @@ _TOK = build_byte_tokenizer()
 @settings(max_examples=100, deadline=None)
 @given(st.text(max_size=200))
 def test_byte_tokenizer_round_trips_any_text(text: str) -> None:
+    """Every text decodes back to itself; one token per UTF-8 byte, except that a special
+    token's literal string (`<|im_end|>`, ...) is that special token, as in Qwen's tokenizers:
+    the chat template relies on it."""
     ids = _TOK(text, add_special_tokens=False)["input_ids"]
-    assert len(ids) == len(text.encode("utf-8"))
     assert _TOK.decode(ids) == text
+    parts = re.split("(" + "|".join(map(re.escape, _TOK.all_special_tokens)) + ")", text)
+    specials, plain = parts[1::2], "".join(parts[0::2])
+    assert len(ids) == len(specials) + len(plain.encode("utf-8"))
+
+
+def test_a_special_token_string_in_the_text_is_one_token() -> None:
+    ids = _TOK("a<|endoftext|>b", add_special_tokens=False)["input_ids"]
+    assert ids == [_TOK.convert_tokens_to_ids(t) for t in ("a", "<|endoftext|>", "b")]
 
 
 def test_chat_template_ends_with_the_assistant_turn() -> None:
@@ -57,7 +68,8 @@ def test_warm_start_teaches_the_response() -> None:
         tok.eos_token_id,
     )
     prompts = [[{"role": "user", "content": f"problem {i}"}] for i in range(3)]
-    losses = warm_start(model, tok, prompts, "<code>int main(){}</code>", steps=25, lr=1e-2)
+    examples = [(p, "<code>int main(){}</code>") for p in prompts]
+    losses = warm_start(model, tok, examples, steps=25, lr=1e-2, seed=1)
     assert len(losses) == 25
     assert losses[-1] < 0.5 * losses[0]
-    assert warm_start(model, tok, prompts, "x", steps=0, lr=1e-2) == []
+    assert warm_start(model, tok, examples, steps=0, lr=1e-2) == []

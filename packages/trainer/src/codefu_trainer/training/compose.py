@@ -71,10 +71,12 @@ def compose_train(
     group_choices = [o.text for o in ours if o.key in GROUPS]
     base = compose_config(conf_dir, config_name, group_choices)
     extra: list[str] = []
-    default_model = base.cluster.get("default_model")
-    if default_model and not any(o.key == "model" for o in ours):
-        extra = [f"model={default_model}"]
-        check_group_choices(conf_dir, [Override(extra[0], "", "model", default_model)], GROUPS)
+    for group in ("model", "reward"):  # the cluster's default_model / default_reward
+        default = base.cluster.get(f"default_{group}")
+        if default and not any(o.key == group for o in ours):
+            extra.append(f"{group}={default}")
+            check_group_choices(conf_dir, [Override(extra[-1], "", group, default)], GROUPS)
+    if extra:
         base = compose_config(conf_dir, config_name, [*group_choices, *extra])
     check_keys(base, [o for o in ours if o.key not in GROUPS], where=f"conf/{config_name}.yaml")
     return compose_config(conf_dir, config_name, [*extra, *(o.text for o in ours)])

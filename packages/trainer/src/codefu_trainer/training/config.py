@@ -90,6 +90,8 @@ class ClusterConfig:
     # The `model` group option this cluster runs unless the command line picks one
     # (cpu: tiny). Hydra only lets the primary config override another group's choice.
     default_model: str | None = None
+    # Likewise the `reward` group option (cpu: all_or_nothing).
+    default_reward: str | None = None
     sagemaker: SageMakerConfig = field(default_factory=SageMakerConfig)
 
 
@@ -108,7 +110,6 @@ class TinyModelConfig:
     num_attention_heads: int = 4
     num_key_value_heads: int = 2
     max_position_embeddings: int = 2048
-    seed: int = 0
 
 
 @dataclass
@@ -149,20 +150,35 @@ class RunConfig:
 
 @dataclass
 class RehearsalConfig:
-    """The CPU rehearsal (cluster=cpu). Algorithm settings come from the veRL config."""
+    """The CPU rehearsal (cluster=cpu). Algorithm settings come from the veRL config, except
+    the learning rate when `learning_rate` is set."""
 
-    steps: int = 3
-    prompts_per_step: int = 2
-    num_generations: int = 4  # the group size (veRL: rollout.n)
+    # Every random choice: tiny model init, warm-start order, sampling, data order.
+    seed: int = 0
+    steps: int = 20
+    # Train on the first N problems of the train split that have accepted and rejected C++
+    # programs no longer than `max_program_bytes` (the warm start memorises their programs).
+    problems: int = 3
+    max_program_bytes: int = 400
+    prompts_per_step: int = 3
+    num_generations: int = 8  # the group size (veRL: rollout.n)
     max_prompt_tokens: int = 160  # byte tokens (= chars); longer prompts keep their start
-    max_completion_tokens: int = 64
-    # Supervised warm start of the tiny random model on `warmup_response` before RL, so its
-    # samples contain C++ the judge compiles and runs (a random model writes no code, and
-    # all-equal rewards give zero advantages). 0 disables. Only for model.kind=tiny.
-    warmup_steps: int = 60
+    max_completion_tokens: int = 448
+    # The tiny model learns far faster than a 7B: None keeps the veRL config's actor lr.
+    learning_rate: float | None = 1.0e-4
+    # Supervised warm start of the tiny random model on, per training problem, its accepted
+    # and rejected C++ programs and a copy of the accepted one broken so it fails to compile,
+    # so the initial policy samples all three and GRPO has a real choice.
+    # 0 disables. Only for model.kind=tiny.
+    warmup_steps: int = 300
     warmup_lr: float = 3e-3
-    warmup_response: str = "<code>\n#include <cstdio>\nint main(){return 0;}\n</code>"
-    temperature: float = 1.0
+    # The warm-started base model is cached here, keyed by the settings that determine it.
+    cache_dir: str = "~/.cache/codefu/rehearsal"
+    # -1 flips the judge's scores before the update (a control: the score must then not rise).
+    reward_sign: int = 1
+    # Below 1 so a sample of a memorised ~300-byte program seldom picks a wrong byte; the
+    # choice between the memorised programs stays open.
+    temperature: float = 0.7
     save_steps: int = 1
     # True: continue from the newest checkpoint in the run directory (needs run.dir).
     resume: bool = True

@@ -1,9 +1,11 @@
 """The CPU rehearsal (`cluster=cpu`): the GRPO loop end to end on a CPU-only machine.
 
-prompts from the prepared dataset → responses sampled from a tiny random model (byte-level
-tokenizer) → our Ray-dispatched judge (`RewardService`, the same code veRL's reward calls)
-→ group-relative advantages → PPO-clip policy update with a KL loss to the reference → a
-checkpoint per step → metrics under veRL's names (console table, metrics.jsonl, MLflow).
+prompts of a few training problems from the prepared dataset → responses sampled from a
+tiny model warm-started on their accepted, rejected and broken C++ programs (`base_model`;
+byte-level tokenizer) → our Ray-dispatched judge (`RewardService`, the same code veRL's
+reward calls) → group-relative advantages → PPO-clip policy update with a KL loss to the
+reference → a checkpoint per step → metrics under veRL's names (console table,
+metrics.jsonl, MLflow).
 
 The single-machine loop is TRL's `GRPOTrainer`. One rehearsal step is one veRL step: one
 generation batch (`prompts_per_step` x `num_generations`) followed by `MINI_BATCHES` PPO
@@ -26,6 +28,7 @@ from typing import Any
 from omegaconf import DictConfig, OmegaConf
 
 from codefu_trainer.reward.rules import REWARD_VERDICTS
+from codefu_trainer.training.base_model import select_problems
 from codefu_trainer.training.config import (
     ModelKind,
     TrainConfig,
@@ -36,6 +39,8 @@ from codefu_trainer.training.config import (
 from codefu_trainer.training.tracking import Tracker
 
 MINI_BATCHES = 2  # PPO updates per generation batch
+# Verdicts of a program that compiled (judge/compiled is their share).
+COMPILED = frozenset({"AC", "WA", "TLE", "MLE", "RE", "OLE", "SV"})
 
 
 def load_prompts(
@@ -93,12 +98,17 @@ def latest_checkpoint(ckpt_dir: Path) -> Path | None:
 
 
 class JudgeReward:
-    """A TRL reward function backed by RewardService; keeps each batch's results for metrics."""
+    """A TRL reward function backed by RewardService; keeps each batch's results for metrics.
+
+    The update gets `sign` x the judge's score (-1 is the rehearsal's control run); the
+    results kept for metrics are the judge's own.
+    """
 
     __name__ = "codefu_judge"
 
-    def __init__(self, service: Any) -> None:
+    def __init__(self, service: Any, sign: int = 1) -> None:
         self.service = service
+        self.sign = sign
         self.last: list[dict[str, Any]] = []
         self.last_seconds = 0.0
 
@@ -110,7 +120,7 @@ class JudgeReward:
         start = time.perf_counter()
         self.last = self.service.score(texts, truths)
         self.last_seconds = time.perf_counter() - start
-        return [float(r["score"]) for r in self.last]
+        return [self.sign * float(r["score"]) for r in self.last]
 
 
 def score_metrics(results: Sequence[Mapping[str, Any]]) -> dict[str, float]:
@@ -125,6 +135,7 @@ def score_metrics(results: Sequence[Mapping[str, Any]]) -> dict[str, float]:
         "critic/score/min": min(scores),
         "critic/rewards/mean": sum(scores) / n,
         "judge/has_code": sum(int(r.get("has_code", 0)) for r in results) / n,
+        "judge/compiled": sum(str(r.get("verdict", "")) in COMPILED for r in results) / n,
         "judge/failure": sum(int(r.get("judge_failure", 0)) for r in results) / n,
         "judge/tests_passed_frac": sum(
             (r["passed"] / r["total"]) if r.get("total") else 0.0 for r in results
@@ -240,29 +251,13 @@ def _algorithm_settings(verl: DictConfig) -> dict[str, Any]:
     }
 
 
-def _base_model(cfg: TrainConfig, rows: Sequence[Mapping[str, Any]], run_dir: Path) -> Path:
-    """The policy's starting point: the tiny model (warm-started) or `model.path`."""
+def _base_model(cfg: TrainConfig, examples: Sequence[tuple[Any, str]], run_dir: Path) -> Path:
+    """The policy's starting point: the warm-started tiny model or `model.path`."""
     if cfg.model.kind is not ModelKind.tiny:
         return Path(cfg.model.path)
-    from codefu_trainer.training.tiny_model import warm_start, write_tiny_model
+    from codefu_trainer.training.base_model import cached_base_model
 
-    r = cfg.rehearsal
-
-    def warmup(model: Any, tok: Any) -> None:
-        if r.warmup_steps <= 0:
-            return
-        start = time.perf_counter()
-        prompts = [row["prompt"] for row in rows]
-        losses = warm_start(
-            model, tok, prompts, r.warmup_response, steps=r.warmup_steps, lr=r.warmup_lr
-        )
-        print(
-            f"codefu-train: warm start of the tiny model: {len(losses)} steps, loss "
-            f"{losses[0]:.3f} -> {losses[-1]:.3f} in {time.perf_counter() - start:.1f}s",
-            flush=True,
-        )
-
-    return write_tiny_model(cfg.model.tiny, run_dir / "base_model", warmup)
+    return cached_base_model(cfg.model.tiny, cfg.rehearsal, examples, run_dir / "base_model")
 
 
 def _grpo_args(cfg: TrainConfig, algo: Mapping[str, Any], ckpt_dir: Path) -> Any:
@@ -294,7 +289,8 @@ def _grpo_args(cfg: TrainConfig, algo: Mapping[str, Any], ckpt_dir: Path) -> Any
         save_strategy="steps",
         save_steps=r.save_steps * MINI_BATCHES,
         report_to="none",
-        seed=cfg.run.seed,
+        seed=r.seed,
+        data_seed=r.seed,
         dataloader_num_workers=0,
         disable_tqdm=True,
         **algo,
@@ -329,18 +325,28 @@ def run(cfg: TrainConfig, verl: DictConfig, run_dir: Path) -> Path:
 
     hf_logging.disable_progress_bar()
     r = cfg.rehearsal
+    if r.reward_sign not in (1, -1):
+        raise ValueError(f"rehearsal.reward_sign={r.reward_sign}: use 1 or -1.")
     run_dir.mkdir(parents=True, exist_ok=True)
     train_file, _ = data_files(cfg)
-    rows = load_prompts(train_file, max_prompt_chars=r.max_prompt_tokens)
-    model_path = _base_model(cfg, rows, run_dir)
+    rows, examples = select_problems(
+        load_prompts(train_file, max_prompt_chars=r.max_prompt_tokens), cfg.data.source, r
+    )
+    print(
+        "codefu-train: rehearsal problems: " + ", ".join(str(row["name"]) for row in rows),
+        flush=True,
+    )
+    model_path = _base_model(cfg, examples, run_dir)
     tokenizer = AutoTokenizer.from_pretrained(str(model_path))
     algo = _algorithm_settings(verl)
+    if r.learning_rate is not None:  # the tiny model's own learning rate
+        algo["learning_rate"] = r.learning_rate
     ckpt_dir = checkpoint_dir(run_dir)
     resume = latest_checkpoint(ckpt_dir) if r.resume else None
     args = _grpo_args(cfg, algo, ckpt_dir)
     started_ray = start_ray()
     service = RewardService(cfg.reward)
-    reward = JudgeReward(service)
+    reward = JudgeReward(service, r.reward_sign)
     params = {
         "rehearsal": OmegaConf.to_container(OmegaConf.structured(r)),
         "algorithm": algo,

@@ -1,7 +1,7 @@
 """`python -m codefu_trainer.training.report RUN_DIR`: PNG plots of a run's metrics over steps.
 
 Reads RUN_DIR/metrics.jsonl (written by the rehearsal; veRL metric names) and writes
-RUN_DIR/plots/{reward,kl,clipfrac,response_length,verdicts}.png.
+RUN_DIR/plots/{learning,reward,kl,clipfrac,response_length,verdicts}.png.
 """
 
 from __future__ import annotations
@@ -15,6 +15,11 @@ from typing import Any
 from codefu_trainer.training.tracking import METRICS_FILE, read_metrics
 
 PLOTS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
+    (
+        "learning",
+        "Judge reward, AC share and compile rate",
+        ("critic/score/mean", "judge/verdict/AC", "judge/compiled"),
+    ),
     (
         "reward",
         "Reward (critic/score)",

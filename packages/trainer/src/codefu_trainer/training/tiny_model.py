@@ -45,9 +45,9 @@ def build_byte_tokenizer() -> Any:
 
 
 def build_tiny_model(
-    cfg: TinyModelConfig, vocab_size: int, pad_token_id: int, eos_token_id: int
+    cfg: TinyModelConfig, vocab_size: int, pad_token_id: int, eos_token_id: int, seed: int = 0
 ) -> Any:
-    """A seeded random Qwen2ForCausalLM of the given shape (float32, CPU)."""
+    """A random Qwen2ForCausalLM of the given shape (float32, CPU), initialised from `seed`."""
     import torch
     from transformers import Qwen2Config, Qwen2ForCausalLM
 
@@ -64,44 +64,56 @@ def build_tiny_model(
         eos_token_id=eos_token_id,
         bos_token_id=None,
     )
-    torch.manual_seed(cfg.seed)
+    torch.manual_seed(seed)
     return Qwen2ForCausalLM(config)
 
 
 def warm_start(
     model: Any,
     tok: Any,
-    prompts: Sequence[Sequence[Mapping[str, str]]],
-    response: str,
+    examples: Sequence[tuple[Sequence[Mapping[str, str]], str]],
     *,
     steps: int,
     lr: float,
-    batch_size: int = 4,
+    seed: int = 0,
+    batch_size: int = 8,
 ) -> list[float]:
-    """Teacher-force `response` (+ end of turn) after each chat prompt; returns the losses.
+    """Teacher-force each example's response (+ end of turn) after its chat prompt; returns
+    the losses.
 
-    Loss on the response tokens only, AdamW, prompts taken round-robin.
+    Loss on the response tokens only, AdamW; the examples are taken in epochs, each in an
+    order drawn from `seed`.
     """
     import torch
 
-    if steps <= 0 or not prompts:
+    if steps <= 0 or not examples:
         return []
-    target = tok(response + tok.eos_token, add_special_tokens=False)["input_ids"]
+    encoded = [
+        (
+            tok(
+                tok.apply_chat_template(list(prompt), tokenize=False, add_generation_prompt=True),
+                add_special_tokens=False,
+            )["input_ids"],
+            tok(response + tok.eos_token, add_special_tokens=False)["input_ids"],
+        )
+        for prompt, response in examples
+    ]
+    gen = torch.Generator().manual_seed(seed)
+    order: list[int] = []
     opt = torch.optim.AdamW(model.parameters(), lr=lr)
     model.train()
     losses: list[float] = []
-    for step in range(steps):
-        batch = [prompts[(step * batch_size + i) % len(prompts)] for i in range(batch_size)]
-        texts = [
-            tok.apply_chat_template(list(p), tokenize=False, add_generation_prompt=True)
-            for p in batch
-        ]
-        prefixes = tok(texts, add_special_tokens=False)["input_ids"]
-        width = max(len(p) for p in prefixes) + len(target)
+    for _ in range(steps):
+        batch: list[tuple[list[int], list[int]]] = []
+        while len(batch) < batch_size:
+            if not order:
+                order = torch.randperm(len(encoded), generator=gen).tolist()
+            batch.append(encoded[order.pop()])
+        width = max(len(p) + len(t) for p, t in batch)
         ids = torch.full((batch_size, width), tok.pad_token_id)
         labels = torch.full((batch_size, width), -100)
         mask = torch.zeros((batch_size, width), dtype=torch.long)
-        for i, prefix in enumerate(prefixes):
+        for i, (prefix, target) in enumerate(batch):
             start = width - len(prefix) - len(target)  # left padding, as generation uses
             ids[i, start:] = torch.tensor(prefix + target)
             mask[i, start:] = 1
@@ -119,9 +131,11 @@ def write_tiny_model(
     cfg: TinyModelConfig,
     out_dir: Path,
     warmup: Callable[[Any, Any], object] | None = None,
+    *,
+    seed: int = 0,
 ) -> Path:
-    """Build the tokenizer and model (optionally warm-started) and save both in Hugging Face
-    format under `out_dir`.
+    """Build the tokenizer and the model initialised from `seed` (optionally warm-started)
+    and save both in Hugging Face format under `out_dir`.
 
     Idempotent: an existing complete directory is reused (resume loads the same base).
     """
@@ -129,7 +143,7 @@ def write_tiny_model(
         return out_dir
     out_dir.mkdir(parents=True, exist_ok=True)
     tok = build_byte_tokenizer()
-    model = build_tiny_model(cfg, len(tok), tok.pad_token_id, tok.eos_token_id)
+    model = build_tiny_model(cfg, len(tok), tok.pad_token_id, tok.eos_token_id, seed)
     if warmup is not None:
         warmup(model, tok)
     model.save_pretrained(out_dir)

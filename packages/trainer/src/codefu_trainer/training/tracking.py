@@ -27,6 +27,8 @@ CONSOLE_COLUMNS: tuple[tuple[str, str, str], ...] = (
     ("actor/entropy", "entropy", "{:7.3f}"),
     ("response_length/mean", "resp_len", "{:8.1f}"),
     ("judge/has_code", "has_code", "{:8.2f}"),
+    ("judge/compiled", "compiled", "{:8.2f}"),
+    ("judge/verdict/AC", "AC", "{:5.2f}"),
     ("timing_s/step", "step_s", "{:7.1f}"),
 )
 

@@ -1,0 +1,52 @@
+"""The C++ programs CodeContests ships for a problem: accepted (`solutions`) and rejected
+(`incorrect_solutions`), read from the raw source by problem name.
+
+Prepared parquet files carry prompts and tests only; a consumer that needs programs (the CPU
+rehearsal's warm start) reads them here, through the same reader `prepare` uses.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from dataclasses import dataclass, field
+from typing import Any
+
+from codefu_data.reader import resolve_source
+from codefu_data.schema import CPP_LANGUAGE
+
+SOLUTION_COLUMNS = ("name", "solutions", "incorrect_solutions")
+
+
+@dataclass
+class CppSolutions:
+    """One problem's C++ programs, in the dataset's order."""
+
+    accepted: list[str] = field(default_factory=list)
+    rejected: list[str] = field(default_factory=list)
+
+
+def _cpp(solutions: dict[str, Any] | None) -> list[str]:
+    if not solutions:
+        return []
+    langs = solutions.get("language") or []
+    codes = solutions.get("solution") or []
+    return [code for lang, code in zip(langs, codes, strict=False) if lang == CPP_LANGUAGE and code]
+
+
+def cpp_solutions(source: str, names: Collection[str]) -> dict[str, CppSolutions]:
+    """Accepted and rejected C++ programs of the named problems in the raw `source`
+    ("sample", a directory of shards, a file or a hub id; see `resolve_source`).
+
+    A name missing from the source is missing from the result; a name in several raw splits
+    keeps the first occurrence.
+    """
+    wanted = set(names)
+    src = resolve_source(source)
+    src.check_columns(SOLUTION_COLUMNS)
+    out: dict[str, CppSolutions] = {}
+    for batch in src.iter_batches(list(SOLUTION_COLUMNS), batch_size=256):
+        for row in batch.table.to_pylist():
+            name = row["name"]
+            if name in wanted and name not in out:
+                out[name] = CppSolutions(_cpp(row["solutions"]), _cpp(row["incorrect_solutions"]))
+    return out
