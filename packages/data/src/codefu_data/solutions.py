@@ -25,7 +25,8 @@ class CppSolutions:
     rejected: list[str] = field(default_factory=list)
 
 
-def _cpp(solutions: dict[str, Any] | None) -> list[str]:
+def cpp_programs(solutions: dict[str, Any] | None) -> list[str]:
+    """The C++ programs of a raw `solutions`/`incorrect_solutions` struct, in order."""
     if not solutions:
         return []
     langs = solutions.get("language") or []
@@ -48,5 +49,7 @@ def cpp_solutions(source: str, names: Collection[str]) -> dict[str, CppSolutions
         for row in batch.table.to_pylist():
             name = row["name"]
             if name in wanted and name not in out:
-                out[name] = CppSolutions(_cpp(row["solutions"]), _cpp(row["incorrect_solutions"]))
+                out[name] = CppSolutions(
+                    cpp_programs(row["solutions"]), cpp_programs(row["incorrect_solutions"])
+                )
     return out

@@ -24,7 +24,7 @@ from typing import Any
 
 from codefu_data.config import DataConfig
 from codefu_data.reader import DataError
-from codefu_data.schema import CPP_LANGUAGE
+from codefu_data.solutions import cpp_programs
 
 ACCEPTED_SOLUTIONS_FAIL = "accepted_solutions_fail"
 ACCEPTED_SOLUTIONS_DISAGREE = "accepted_solutions_disagree"
@@ -104,14 +104,7 @@ class Validator:
         self.stats = ValidationStats()
 
     def cpp_solutions(self, solutions: dict[str, Any] | None) -> list[str]:
-        if not solutions:
-            return []
-        langs = solutions.get("language") or []
-        codes = solutions.get("solution") or []
-        picked = [
-            code for lang, code in zip(langs, codes, strict=False) if lang == CPP_LANGUAGE and code
-        ]
-        return picked[: self.cfg.validate_max_solutions]
+        return cpp_programs(solutions)[: self.cfg.validate_max_solutions]
 
     def run(self, candidates: Sequence[Candidate]) -> list[Decision | None]:
         """A decision per candidate; None for a problem with no C++ solution (kept as is)."""
