@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -37,6 +38,32 @@ def sample_data(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
     out = tmp_path_factory.mktemp("data") / "processed"
     return prepare(DataConfig(source="sample", out_dir=str(out)), progress=False, log=print).out_dir
+
+
+def test_warm_start_teaches_the_accepted_program_least(sample_data: Path) -> None:
+    """Per problem: the accepted program once, the rejected one and the broken accepted one
+    twice each, so the warm-started policy starts with the accepted program the rarest."""
+    from codefu_data.solutions import cpp_solutions
+    from codefu_trainer.training.base_model import as_response, broken, select_problems
+    from codefu_trainer.training.config import RehearsalConfig
+    from codefu_trainer.training.rehearsal import load_prompts
+
+    assert broken("int main() { return 0; }\n") == "int main() { return 0; "
+    prompts = load_prompts(sample_data / "easy" / "train.parquet", max_prompt_chars=160)
+    rows, examples = select_problems(prompts, "sample", RehearsalConfig(problems=2))
+    assert len(rows) == 2 and len(examples) == 10
+    programs = cpp_solutions("sample", [str(row["name"]) for row in rows])
+    for row in rows:
+        found = programs[str(row["name"])]
+        kinds = {
+            **{as_response(p): "rejected" for p in found.rejected},
+            **{as_response(broken(p)): "broken" for p in found.accepted},
+            **{as_response(p): "accepted" for p in found.accepted},
+        }
+        taught = Counter(
+            kinds.get(text, "other") for prompt, text in examples if prompt == row["prompt"]
+        )
+        assert taught == {"accepted": 1, "rejected": 2, "broken": 2}, taught
 
 
 def _overrides(data: Path, run_dir: Path, steps: int) -> list[str]:
