@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from codefu_sandbox import Judge, Limits, TestCase, Verdict
+from codefu_sandbox.judge import cgroup_cap
 from codefu_sandbox.runner import (
     Isolation,
     RunLimits,
@@ -182,6 +183,37 @@ def test_a_memory_limit_hit_counts_for_its_own_test_only(judge: Judge) -> None:
         Verdict.AC,
     ]
     assert report.verdict is Verdict.MLE and report.passed == 4
+    if judge.runner.cgroups is not None:
+        # The tests run as children of one launcher that joined the cgroup: they are born
+        # in it, so the kernel stops the hog at the cgroup's limit, short of its 400 MB (its
+        # peak RSS also counts mapped file pages the cgroup does not charge: a small margin).
+        hogs = [t for t in report.tests if t.verdict is Verdict.MLE]
+        assert all(t.peak_memory_bytes <= cgroup_cap(256 << 20) + (16 << 20) for t in hogs)
+
+
+@needs_gpp
+def test_a_served_run_matches_a_single_launch_and_a_dead_server_is_an_error(
+    judge: Judge, tmp_path: Path
+) -> None:
+    _, binary = judge.compiler.compile(ECHO)
+    assert binary is not None
+    (tmp_path / "in").write_text("3 4\n")
+    limits = RunLimits(cpu_seconds=1.0, wall_seconds=3.5, address_space=1 << 30, file_size=1 << 20)
+    files = {"stdin": tmp_path / "in", "stdout": tmp_path / "out", "stderr": tmp_path / "err"}
+    single = judge.runner.run(
+        [str(binary)], cwd=tmp_path, limits=limits, writable_cwd=False, **files
+    )
+    assert single.error is None and (tmp_path / "out").read_text() == "3 4 "
+    (tmp_path / "out").unlink()
+    with judge.runner.serve([str(binary)], limits=limits, uid=None, group=None) as server:
+        served = [server.run(cwd=tmp_path, writable_cwd=False, **files) for _ in range(2)]
+        assert (tmp_path / "out").read_text() == "3 4 "
+        server._proc.kill()
+        server._proc.wait()
+        gone = server.run(cwd=tmp_path, writable_cwd=False, **files)
+    assert [o.exit_code for o in served] == [single.exit_code] * 2 == [0, 0]
+    assert all(o.error is None and o.killed is None for o in served)
+    assert gone.error is not None and "launcher" in gone.error
 
 
 @needs_gpp

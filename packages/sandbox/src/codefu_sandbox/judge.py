@@ -14,7 +14,7 @@ from codefu_sandbox.checkers import BUILTIN, CheckResult, get_checker
 from codefu_sandbox.checkers import testlib as testlib_checker
 from codefu_sandbox.compiler import Compiler, CompilerConfig, static_memory_bytes
 from codefu_sandbox.models import Limits, Submission, TestCase
-from codefu_sandbox.runner import MemoryGroup, RunLimits, Runner, SandboxError
+from codefu_sandbox.runner import RunLimits, Runner, RunServer, SandboxError
 from codefu_sandbox.verdicts import (
     CompileResult,
     JudgeReport,
@@ -144,21 +144,28 @@ class Judge:
             mle = TestResult(Verdict.MLE, 0.0, 0.0, static, None, None, message)
             return aggregate([mle], compiled, len(tests), self.isolation)
         results: list[TestResult] = []
+        run_limits = RunLimits(
+            cpu_seconds=limits.time_seconds,
+            wall_seconds=wall_backstop(limits.time_seconds),
+            hard_wall_seconds=hard_wall(limits.time_seconds),
+            address_space=memory_cap(limits.memory_bytes),
+            cgroup_memory=cgroup_cap(limits.memory_bytes),
+            file_size=self.output_limit,
+        )
         with (
             self.runner.workspace() as private,
             self.runner.uids.take() as uid,
             self.runner.memory_group(cgroup_cap(limits.memory_bytes)) as group,
+            self.runner.serve([str(binary)], limits=run_limits, uid=uid, group=group) as server,
         ):
             for index, test in enumerate(tests):
                 result = self._run_test(
-                    binary=binary,
+                    server=server,
                     test=test,
                     limits=limits,
                     check=check,
                     private=private,
                     index=index,
-                    uid=uid,
-                    group=group,
                 )
                 results.append(result)
                 if result.verdict in stop_on or (
@@ -206,14 +213,12 @@ class Judge:
     def _run_test(
         self,
         *,
-        binary: Path,
+        server: RunServer,
         test: TestCase,
         limits: Limits,
         check: functools.partial[CheckResult],
         private: Path,
         index: int,
-        uid: int,
-        group: MemoryGroup | None,
     ) -> TestResult:
         stdin = private / f"in-{index}"
         stdout = private / f"out-{index}"
@@ -221,25 +226,13 @@ class Judge:
         work = private / f"w-{index}"
         stdin.write_bytes(test.input.encode("utf-8", "surrogateescape"))
         work.mkdir()
-        run_limits = RunLimits(
-            cpu_seconds=limits.time_seconds,
-            wall_seconds=wall_backstop(limits.time_seconds),
-            hard_wall_seconds=hard_wall(limits.time_seconds),
-            address_space=memory_cap(limits.memory_bytes),
-            cgroup_memory=cgroup_cap(limits.memory_bytes),
-            file_size=self.output_limit,
-        )
         try:
-            outcome = self.runner.run(
-                [str(binary)],
+            outcome = server.run(
                 cwd=work,
-                limits=run_limits,
                 stdin=stdin,
                 stdout=stdout,
                 stderr=stderr,
-                uid=uid,
                 writable_cwd=self.allow_file_writes,
-                group=group,
             )
             size = min(stdout.stat().st_size if stdout.exists() else 0, self.output_limit)
             err = _read(stderr, STDERR_HEAD).decode(errors="replace")

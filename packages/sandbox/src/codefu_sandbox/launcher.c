@@ -17,6 +17,15 @@
  *
  * KILLED: 0 not killed, 1 CPU deadline, 2 wall deadline.
  *
+ * With --serve 1 it runs many programs, one at a time (a judged submission's tests): it
+ * joins the memory cgroup once itself, so its children are born in it (writing to
+ * cgroup.procs takes the kernel's cgroup write lock, which waits for an RCU grace period:
+ * milliseconds per test on a busy host), then reads one line per run on stdin, the
+ * per-run options as TAB-separated "--option<TAB>value" pairs (--stdin, --stdout,
+ * --stderr, --cwd, --ro, --rw), runs it exactly as a single launch would and prints its
+ * result line; it exits at end of input. The server keeps itself out of the OOM killer's
+ * choice (oom_score_adj -1000); each child puts its own back to 0 first.
+ *
  * Child confinement, in order: new session (own process group, no controlling terminal),
  * die with the launcher, optional memory cgroup (joined by writing its pid to the given
  * cgroup.procs), stdio from files opened before privileges are dropped, optional network
@@ -59,7 +68,8 @@ struct options {
     long uid, gid;
     const char *workdir, *in_path, *out_path, *err_path, *pch_dir;
     const char *cgroup_procs; /* a memory cgroup's cgroup.procs file the child joins */
-    int netns, ipcns, seccomp_profile, landlock, exec_fd;
+    int netns, ipcns, seccomp_profile, landlock, exec_fd, serve;
+    int reset_oom_score; /* the server lowered its own: the child puts it back to 0 */
     const char *ro[MAX_PATHS];  /* read + execute beneath */
     int n_ro;
     const char *rw[MAX_PATHS];  /* everything beneath */
@@ -385,6 +395,19 @@ static void join_cgroup(const char *procs) {
     close(fd);
 }
 
+/* Returns 0, or -1 with errno set. */
+static int write_oom_score_adj(const char *value) {
+    int fd = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
+    if (fd < 0) return -1;
+    ssize_t n = write(fd, value, strlen(value));
+    close(fd);
+    return n == (ssize_t)strlen(value) ? 0 : -1;
+}
+
+static void set_oom_score_adj(const char *value) {
+    if (write_oom_score_adj(value) != 0) fail("oom_score_adj");
+}
+
 static void child(const struct options *o) {
     static const char empty[] = "";
     /* A new session: its own process group (killed as one) and no controlling terminal, so
@@ -395,6 +418,7 @@ static void child(const struct options *o) {
     if (getppid() != launcher_pid) _exit(127);
     /* First, while still root: every page the program touches from here on is charged. */
     if (o->cgroup_procs) join_cgroup(o->cgroup_procs);
+    if (o->reset_oom_score) set_oom_score_adj("0");
     sigset_t none;
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, NULL);
@@ -491,78 +515,58 @@ static void usage(void) {
     exit(2);
 }
 
-int main(int argc, char **argv) {
-    static char *empty_env[] = {NULL};
-    struct options o;
-    memset(&o, 0, sizeof o);
-    o.as_limit = o.fsize_limit = o.stack_limit = o.nproc = o.nofile = -1;
-    o.uid = o.gid = -1;
-    o.envp = empty_env;
-    char *envs[64];
-    int n_env = 0;
-    int i = 1;
-    for (; i < argc; i++) {
-        const char *a = argv[i];
-        if (strcmp(a, "--") == 0) {
-            i++;
-            break;
-        }
-        if (i + 1 >= argc) usage();
-        const char *v = argv[++i];
-        if (!strcmp(a, "--cpu")) o.cpu_limit = atof(v);
-        else if (!strcmp(a, "--wall")) o.wall_limit = atof(v);
-        else if (!strcmp(a, "--hard-wall")) o.hard_wall = atof(v);
-        else if (!strcmp(a, "--cpu-rlimit")) o.cpu_rlimit = atoll(v);
-        else if (!strcmp(a, "--as")) o.as_limit = atoll(v);
-        else if (!strcmp(a, "--fsize")) o.fsize_limit = atoll(v);
-        else if (!strcmp(a, "--stack")) o.stack_limit = atoll(v);
-        else if (!strcmp(a, "--nproc")) o.nproc = atoll(v);
-        else if (!strcmp(a, "--nofile")) o.nofile = atoll(v);
-        else if (!strcmp(a, "--uid")) o.uid = atol(v);
-        else if (!strcmp(a, "--gid")) o.gid = atol(v);
-        else if (!strcmp(a, "--cwd")) o.workdir = v;
-        else if (!strcmp(a, "--stdin")) o.in_path = v;
-        else if (!strcmp(a, "--stdout")) o.out_path = v;
-        else if (!strcmp(a, "--stderr")) o.err_path = v;
-        else if (!strcmp(a, "--pch-fd3")) o.pch_dir = v;
-        else if (!strcmp(a, "--cgroup-procs")) o.cgroup_procs = v;
-        else if (!strcmp(a, "--netns")) o.netns = atoi(v);
-        else if (!strcmp(a, "--ipcns")) o.ipcns = atoi(v);
-        else if (!strcmp(a, "--seccomp")) o.seccomp_profile = atoi(v);
-        else if (!strcmp(a, "--landlock")) o.landlock = atoi(v);
-        else if (!strcmp(a, "--exec-fd")) o.exec_fd = atoi(v);
-        else if (!strcmp(a, "--ro") && o.n_ro < MAX_PATHS) o.ro[o.n_ro++] = v;
-        else if (!strcmp(a, "--rw") && o.n_rw < MAX_PATHS) o.rw[o.n_rw++] = v;
-        else if (!strcmp(a, "--env") && n_env < 63) envs[n_env++] = (char *)v;
-        else usage();
-    }
-    if (i >= argc) usage();
-    envs[n_env] = NULL;
-    if (n_env) o.envp = envs;
-    o.argv = argv + i;
+/* Apply one "--option value" pair; 0 when the option is unknown or a list is full. */
+static int set_option(struct options *o, const char *a, const char *v, char **envs, int *n_env) {
+    if (!strcmp(a, "--cpu")) o->cpu_limit = atof(v);
+    else if (!strcmp(a, "--wall")) o->wall_limit = atof(v);
+    else if (!strcmp(a, "--hard-wall")) o->hard_wall = atof(v);
+    else if (!strcmp(a, "--cpu-rlimit")) o->cpu_rlimit = atoll(v);
+    else if (!strcmp(a, "--as")) o->as_limit = atoll(v);
+    else if (!strcmp(a, "--fsize")) o->fsize_limit = atoll(v);
+    else if (!strcmp(a, "--stack")) o->stack_limit = atoll(v);
+    else if (!strcmp(a, "--nproc")) o->nproc = atoll(v);
+    else if (!strcmp(a, "--nofile")) o->nofile = atoll(v);
+    else if (!strcmp(a, "--uid")) o->uid = atol(v);
+    else if (!strcmp(a, "--gid")) o->gid = atol(v);
+    else if (!strcmp(a, "--cwd")) o->workdir = v;
+    else if (!strcmp(a, "--stdin")) o->in_path = v;
+    else if (!strcmp(a, "--stdout")) o->out_path = v;
+    else if (!strcmp(a, "--stderr")) o->err_path = v;
+    else if (!strcmp(a, "--pch-fd3")) o->pch_dir = v;
+    else if (!strcmp(a, "--cgroup-procs")) o->cgroup_procs = v;
+    else if (!strcmp(a, "--netns")) o->netns = atoi(v);
+    else if (!strcmp(a, "--ipcns")) o->ipcns = atoi(v);
+    else if (!strcmp(a, "--seccomp")) o->seccomp_profile = atoi(v);
+    else if (!strcmp(a, "--landlock")) o->landlock = atoi(v);
+    else if (!strcmp(a, "--exec-fd")) o->exec_fd = atoi(v);
+    else if (!strcmp(a, "--serve")) o->serve = atoi(v);
+    else if (!strcmp(a, "--ro") && o->n_ro < MAX_PATHS) o->ro[o->n_ro++] = v;
+    else if (!strcmp(a, "--rw") && o->n_rw < MAX_PATHS) o->rw[o->n_rw++] = v;
+    else if (!strcmp(a, "--env") && envs && *n_env < 63) envs[(*n_env)++] = (char *)v;
+    else return 0;
+    return 1;
+}
 
-    sigset_t chld;
-    sigemptyset(&chld);
-    sigaddset(&chld, SIGCHLD);
-    sigprocmask(SIG_BLOCK, &chld, NULL);
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
-    prctl(PR_SET_CHILD_SUBREAPER, 1); /* orphans of the compiler come back to us to be reaped */
+/* Fork, confine and exec the program in the child, wait for it under the deadlines, reap
+ * every descendant and print one result line. */
+static void run_one(const struct options *o) {
     int pipefd[2];
     if (pipe2(pipefd, O_CLOEXEC) != 0) {
         printf("error pipe: %s\n", strerror(errno));
-        return 1;
+        return;
     }
     double start = now();
-    launcher_pid = getpid();
     pid_t pid = fork();
     if (pid < 0) {
         printf("error fork: %s\n", strerror(errno));
-        return 1;
+        close(pipefd[0]);
+        close(pipefd[1]);
+        return;
     }
     if (pid == 0) {
         close(pipefd[0]);
         err_fd = pipefd[1];
-        child(&o);
+        child(o);
     }
     close(pipefd[1]);
     char msg[512];
@@ -575,43 +579,43 @@ int main(int argc, char **argv) {
         for (char *p = msg; *p; p++)
             if (*p == '\n') *p = ' ';
         printf("error %s\n", msg);
-        return 1;
+        return;
     }
     int killed = 0;
     for (;;) {
         double wait_s = 3600.0;
         double t = now() - start;
-        if (o.hard_wall > 0) {
-            if (t >= o.hard_wall) {
+        if (o->hard_wall > 0) {
+            if (t >= o->hard_wall) {
                 killed = 2;
                 break;
             }
-            wait_s = o.hard_wall - t;
+            wait_s = o->hard_wall - t;
         }
-        if (o.wall_limit > 0 && t >= o.wall_limit) {
+        if (o->wall_limit > 0 && t >= o->wall_limit) {
             /* The wall backstop is for sleeping or blocked programs: time spent waiting for
              * a CPU on a loaded machine does not count, so verdicts do not depend on load. */
             double own = t - runqueue_wait(pid);
-            if (own >= o.wall_limit) {
+            if (own >= o->wall_limit) {
                 killed = 2;
                 break;
             }
-            double left = o.wall_limit - own;
+            double left = o->wall_limit - own;
             if (left < 0.01) left = 0.01;
             if (left > 0.25) left = 0.25;
             if (left < wait_s) wait_s = left;
-        } else if (o.wall_limit > 0 && o.wall_limit - t < wait_s) {
-            wait_s = o.wall_limit - t;
+        } else if (o->wall_limit > 0 && o->wall_limit - t < wait_s) {
+            wait_s = o->wall_limit - t;
         }
-        if (o.cpu_limit > 0) {
+        if (o->cpu_limit > 0) {
             double c = cpu_of(pid);
             if (c >= 0) {
-                if (c > o.cpu_limit) {
+                if (c > o->cpu_limit) {
                     killed = 1;
                     break;
                 }
                 /* CPU cannot advance faster than wall time times threads: poll at most that late. */
-                double left = o.cpu_limit - c + 0.002;
+                double left = o->cpu_limit - c + 0.002;
                 if (left < 0.005) left = 0.005;
                 if (left > 0.25) left = 0.25;
                 if (left < wait_s) wait_s = left;
@@ -620,6 +624,9 @@ int main(int argc, char **argv) {
         struct timespec ts;
         ts.tv_sec = (time_t)wait_s;
         ts.tv_nsec = (long)((wait_s - (double)ts.tv_sec) * 1e9);
+        sigset_t chld;
+        sigemptyset(&chld);
+        sigaddset(&chld, SIGCHLD);
         siginfo_t info;
         int r = sigtimedwait(&chld, &info, &ts);
         if (r == SIGCHLD) {
@@ -643,5 +650,79 @@ int main(int argc, char **argv) {
            (long long)ru.ru_utime.tv_sec * 1000000LL + ru.ru_utime.tv_usec,
            (long long)ru.ru_stime.tv_sec * 1000000LL + ru.ru_stime.tv_usec, ru.ru_maxrss,
            (long long)(wall * 1e6), killed);
+}
+
+/* --serve: one run per input line of TAB-separated "--option<TAB>value" pairs. */
+static int serve(const struct options *base) {
+    struct options job = *base;
+    if (job.cgroup_procs) {
+        /* Join once, while root: the children are then born in the cgroup. */
+        int fd = open(job.cgroup_procs, O_WRONLY | O_CLOEXEC);
+        char buf[32];
+        int n = snprintf(buf, sizeof buf, "%d\n", (int)getpid());
+        if (fd < 0 || write(fd, buf, (size_t)n) != n) {
+            printf("error joining the memory cgroup %s: %s\n", job.cgroup_procs, strerror(errno));
+            return 1;
+        }
+        close(fd);
+        job.cgroup_procs = NULL;
+        /* The OOM killer must pick the program, never the server that reports on it. */
+        if (write_oom_score_adj("-1000") == 0) job.reset_oom_score = 1;
+    }
+    static char line[16384];
+    while (fgets(line, sizeof line, stdin)) {
+        size_t len = strlen(line);
+        if (len == 0 || line[len - 1] != '\n') {
+            printf("error serve: a request line over %zu bytes\n", sizeof line - 2);
+            return 1;
+        }
+        line[len - 1] = 0;
+        struct options o = job;
+        int ok = 1;
+        char *save = NULL;
+        for (char *a = strtok_r(line, "\t", &save); a && ok; a = strtok_r(NULL, "\t", &save)) {
+            char *v = strtok_r(NULL, "\t", &save);
+            ok = v && set_option(&o, a, v, NULL, NULL);
+        }
+        if (!ok) printf("error serve: bad request option\n");
+        else run_one(&o);
+        fflush(stdout);
+    }
+    return 0;
+}
+
+int main(int argc, char **argv) {
+    static char *empty_env[] = {NULL};
+    struct options o;
+    memset(&o, 0, sizeof o);
+    o.as_limit = o.fsize_limit = o.stack_limit = o.nproc = o.nofile = -1;
+    o.uid = o.gid = -1;
+    o.envp = empty_env;
+    char *envs[64];
+    int n_env = 0;
+    int i = 1;
+    for (; i < argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "--") == 0) {
+            i++;
+            break;
+        }
+        if (i + 1 >= argc) usage();
+        if (!set_option(&o, a, argv[++i], envs, &n_env)) usage();
+    }
+    if (i >= argc) usage();
+    envs[n_env] = NULL;
+    if (n_env) o.envp = envs;
+    o.argv = argv + i;
+
+    sigset_t chld;
+    sigemptyset(&chld);
+    sigaddset(&chld, SIGCHLD);
+    sigprocmask(SIG_BLOCK, &chld, NULL);
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    prctl(PR_SET_CHILD_SUBREAPER, 1); /* orphans of the compiler come back to us to be reaped */
+    launcher_pid = getpid();
+    if (o.serve) return serve(&o);
+    run_one(&o);
     return 0;
 }

@@ -444,13 +444,17 @@ class Runner:
     def _run_in_group(
         self, argv: list[str], limits: RunLimits, group: MemoryGroup, kwargs: dict[str, Any]
     ) -> RunOutcome:
-        assert self.cgroups is not None
         outcome = self._run(
             argv,
             limits=dataclasses.replace(limits, address_space=None),
             cgroup=group.path,
             **kwargs,
         )
+        return self._check_group(outcome, group)
+
+    def _check_group(self, outcome: RunOutcome, group: MemoryGroup) -> RunOutcome:
+        """The outcome with `memory_cap_hit` from the growth of the group's OOM-kill count."""
+        assert self.cgroups is not None
         try:
             kills = self.cgroups.oom_kills(group.path)
         except (OSError, ValueError) as exc:
@@ -461,6 +465,77 @@ class Runner:
         if outcome.error is not None:
             return outcome
         return dataclasses.replace(outcome, memory_cap_hit=hit)
+
+    def _job_args(
+        self,
+        *,
+        limits: RunLimits,
+        cgroup: Path | None,
+        profile: str,
+        readable: tuple[Path, ...],
+        writable: tuple[Path, ...],
+        pch_dir: Path | None,
+        env: dict[str, str] | None,
+        uid: int | None,
+    ) -> list[str]:
+        """Launcher options that do not depend on the run's directory and files."""
+        iso = self.isolation
+        cmd: list[str] = []
+        if cgroup is not None:
+            cmd += ["--cgroup-procs", str(cgroup / "cgroup.procs")]
+        if limits.cpu_seconds is not None:
+            cmd += ["--cpu", f"{limits.cpu_seconds:.6f}"]
+            cmd += ["--cpu-rlimit", str(math.ceil(limits.cpu_seconds) + 1)]
+        cmd += ["--wall", f"{limits.wall_seconds:.6f}"]
+        if limits.hard_wall_seconds is not None:
+            cmd += ["--hard-wall", f"{limits.hard_wall_seconds:.6f}"]
+        if limits.address_space is not None:
+            cmd += ["--as", str(limits.address_space)]
+        cmd += ["--fsize", str(limits.file_size), "--nofile", str(limits.open_files)]
+        if limits.stack_unlimited:
+            cmd += ["--stack", "0"]
+        if iso.drop_uid and uid is not None:
+            cmd += ["--uid", str(uid), "--gid", str(uid), "--nproc", str(limits.processes)]
+        if iso.netns:
+            cmd += ["--netns", "1"]
+        if iso.ipcns:
+            cmd += ["--ipcns", "1"]
+        if iso.seccomp:
+            cmd += ["--seccomp", "1" if profile == "run" else "2"]
+        if iso.landlock_abi:
+            cmd += ["--landlock", "1"]
+            for ro in (*SYSTEM_READ_PATHS, *map(str, readable)):
+                cmd += ["--ro", ro]
+            for rw in writable:
+                cmd += ["--rw", str(rw)]
+        if pch_dir is not None:
+            cmd += ["--pch-fd3", str(pch_dir)]
+        for key, value in (env or {}).items():
+            cmd += ["--env", f"{key}={value}"]
+        if profile == "run":
+            cmd += ["--exec-fd", "1"]  # opened before the uid drop, exec'd by descriptor
+        return cmd
+
+    def _files_args(
+        self,
+        *,
+        cwd: Path,
+        stdin: Path | None,
+        stdout: Path,
+        stderr: Path,
+        uid: int | None,
+        writable_cwd: bool,
+    ) -> list[str]:
+        """Launcher options for the run's directory and files (chowns a writable cwd)."""
+        cmd: list[str] = []
+        if self.isolation.drop_uid and uid is not None and writable_cwd:
+            os.chown(cwd, uid, uid)
+        if self.isolation.landlock_abi:
+            cmd += ["--rw" if writable_cwd else "--ro", str(cwd)]
+        cmd += ["--cwd", str(cwd), "--stdout", str(stdout), "--stderr", str(stderr)]
+        if stdin is not None:
+            cmd += ["--stdin", str(stdin)]
+        return cmd
 
     def _run(
         self,
@@ -480,49 +555,29 @@ class Runner:
         uid: int | None = None,
         writable_cwd: bool = True,
     ) -> RunOutcome:
-        iso = self.isolation
-        cmd = [str(self.launcher)]
-        if cgroup is not None:
-            cmd += ["--cgroup-procs", str(cgroup / "cgroup.procs")]
-        if limits.cpu_seconds is not None:
-            cmd += ["--cpu", f"{limits.cpu_seconds:.6f}"]
-            cmd += ["--cpu-rlimit", str(math.ceil(limits.cpu_seconds) + 1)]
-        cmd += ["--wall", f"{limits.wall_seconds:.6f}"]
-        if limits.hard_wall_seconds is not None:
-            cmd += ["--hard-wall", f"{limits.hard_wall_seconds:.6f}"]
-        if limits.address_space is not None:
-            cmd += ["--as", str(limits.address_space)]
-        cmd += ["--fsize", str(limits.file_size), "--nofile", str(limits.open_files)]
-        if limits.stack_unlimited:
-            cmd += ["--stack", "0"]
-        if iso.drop_uid and uid is not None:
-            if writable_cwd:
-                os.chown(cwd, uid, uid)
-            cmd += ["--uid", str(uid), "--gid", str(uid), "--nproc", str(limits.processes)]
-        if iso.netns:
-            cmd += ["--netns", "1"]
-        if iso.ipcns:
-            cmd += ["--ipcns", "1"]
-        if iso.seccomp:
-            cmd += ["--seccomp", "1" if profile == "run" else "2"]
-        if iso.landlock_abi:
-            cmd += ["--landlock", "1"]
-            for ro in (*SYSTEM_READ_PATHS, *map(str, readable)):
-                cmd += ["--ro", ro]
-            for rw in (cwd, *writable) if writable_cwd else writable:
-                cmd += ["--rw", str(rw)]
-            if not writable_cwd:
-                cmd += ["--ro", str(cwd)]
-        cmd += ["--cwd", str(cwd), "--stdout", str(stdout), "--stderr", str(stderr)]
-        if stdin is not None:
-            cmd += ["--stdin", str(stdin)]
-        if pch_dir is not None:
-            cmd += ["--pch-fd3", str(pch_dir)]
-        for key, value in (env or {}).items():
-            cmd += ["--env", f"{key}={value}"]
-        if profile == "run":
-            cmd += ["--exec-fd", "1"]  # opened before the uid drop, exec'd by descriptor
-        cmd += ["--", *argv]
+        cmd = [
+            str(self.launcher),
+            *self._job_args(
+                limits=limits,
+                cgroup=cgroup,
+                profile=profile,
+                readable=readable,
+                writable=writable,
+                pch_dir=pch_dir,
+                env=env,
+                uid=uid,
+            ),
+            *self._files_args(
+                cwd=cwd,
+                stdin=stdin,
+                stdout=stdout,
+                stderr=stderr,
+                uid=uid,
+                writable_cwd=writable_cwd,
+            ),
+            "--",
+            *argv,
+        ]
         guard = (limits.hard_wall_seconds or limits.wall_seconds) + 30
         started = time.monotonic()
         # The launcher enforces the deadlines itself; the extra 30 s only guards against a
@@ -553,6 +608,132 @@ class Runner:
         proc.wait()
         lines = text.strip().splitlines()
         return parse_launcher_line(lines[-1] if lines else "", text, started)
+
+    @contextlib.contextmanager
+    def serve(
+        self,
+        argv: list[str],
+        *,
+        limits: RunLimits,
+        uid: int | None,
+        group: MemoryGroup | None,
+    ) -> Iterator[RunServer]:
+        """One launcher (`--serve`) for a series of runs of the same solution under the same
+        limits, one at a time (a submission's tests): each run is confined exactly as by
+        `run` with profile "run", without starting a launcher per run. With `group` (from
+        `memory_group`, its limit `limits.cgroup_memory`) the server joins that cgroup once
+        and its children are born in it; without, `limits.address_space` caps memory."""
+        use_group = (
+            self.cgroups is not None
+            and group is not None
+            and limits.cgroup_memory is not None
+            and group.limit == limits.cgroup_memory
+        )
+        job_limits = dataclasses.replace(limits, address_space=None) if use_group else limits
+        cmd = [
+            str(self.launcher),
+            "--serve",
+            "1",
+            *self._job_args(
+                limits=job_limits,
+                cgroup=group.path if use_group and group is not None else None,
+                profile="run",
+                readable=(),
+                writable=(),
+                pch_dir=None,
+                env=None,
+                uid=uid,
+            ),
+            "--",
+            *argv,
+        ]
+        proc = subprocess.Popen(
+            cmd,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            close_fds=True,
+        )
+        server = RunServer(
+            self,
+            proc,
+            uid=uid,
+            group=group if use_group else None,
+            guard=(limits.hard_wall_seconds or limits.wall_seconds) + 30,
+        )
+        try:
+            yield server
+        finally:
+            server.close()
+
+
+class RunServer:
+    """A launcher started by `Runner.serve`; `run` runs the program once more."""
+
+    def __init__(
+        self,
+        runner: Runner,
+        proc: subprocess.Popen[bytes],
+        *,
+        uid: int | None,
+        group: MemoryGroup | None,
+        guard: float,
+    ) -> None:
+        assert proc.stdin is not None and proc.stdout is not None
+        self._runner = runner
+        self._proc = proc
+        self._uid = uid
+        self._group = group
+        self._guard = guard
+        self._poller = select.poll()  # not select(): Ray workers may hold fds above 1024
+        self._poller.register(proc.stdout, select.POLLIN | select.POLLHUP)
+
+    def run(
+        self, *, cwd: Path, stdin: Path | None, stdout: Path, stderr: Path, writable_cwd: bool
+    ) -> RunOutcome:
+        """Run the program with these directory and files; how it ended."""
+        started = time.monotonic()
+        args = self._runner._files_args(
+            cwd=cwd,
+            stdin=stdin,
+            stdout=stdout,
+            stderr=stderr,
+            uid=self._uid,
+            writable_cwd=writable_cwd,
+        )
+        if any("\t" in arg or "\n" in arg for arg in args):
+            return _failed(f"a path with a tab or a newline cannot be served: {args}", started)
+        proc = self._proc
+        assert proc.stdin is not None and proc.stdout is not None
+        try:
+            proc.stdin.write(("\t".join(args) + "\n").encode())
+            proc.stdin.flush()
+        except OSError as exc:
+            return _failed(f"the sandbox launcher is gone: {exc}", started)
+        if not self._poller.poll(self._guard * 1000):
+            proc.kill()
+            return _failed(f"launcher did not return within {self._guard:.0f} s", started)
+        line = proc.stdout.readline().decode(errors="replace")
+        if not line:
+            proc.wait()
+            return _failed(f"the sandbox launcher exited (status {proc.returncode})", started)
+        outcome = parse_launcher_line(line.strip(), line, started)
+        if self._group is not None:
+            outcome = self._runner._check_group(outcome, self._group)
+        return outcome
+
+    def close(self) -> None:
+        """End the server (it exits at end of input) and reap it."""
+        proc = self._proc
+        assert proc.stdin is not None and proc.stdout is not None
+        with contextlib.suppress(OSError):
+            proc.stdin.close()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        proc.stdout.close()
 
 
 def _failed(message: str, started: float) -> RunOutcome:
