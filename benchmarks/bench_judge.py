@@ -41,8 +41,8 @@ from pathlib import Path
 from types import FrameType
 
 from codefu_sandbox import CompilerConfig, Judge, Limits, TestCase, Verdict, usable_cpus
-from codefu_sandbox.judge import cgroup_cap, hard_wall, memory_cap, wall_backstop
-from codefu_sandbox.runner import RunLimits, Runner
+from codefu_sandbox.judge import DEFAULT_OUTPUT_LIMIT, cgroup_cap, per_test_run_limits
+from codefu_sandbox.runner import Runner
 
 HERE = Path(__file__).resolve().parent
 SOLUTIONS = HERE / "solutions"
@@ -239,14 +239,7 @@ def previous_launcher(ref: str, directory: Path) -> Path:
 def launched_per_test(runner: Runner, binary: Path, tests: Sequence[TestCase]) -> float:
     """Seconds per test of one launch per test (`Runner.run`) under the judge's limits, in
     one memory cgroup for all the tests (the judge's runs before `--serve`)."""
-    limits = RunLimits(
-        cpu_seconds=LIMITS.time_seconds,
-        wall_seconds=wall_backstop(LIMITS.time_seconds),
-        hard_wall_seconds=hard_wall(LIMITS.time_seconds),
-        address_space=memory_cap(LIMITS.memory_bytes),
-        cgroup_memory=cgroup_cap(LIMITS.memory_bytes),
-        file_size=64 << 20,
-    )
+    limits = per_test_run_limits(LIMITS, DEFAULT_OUTPUT_LIMIT)
     with (
         runner.workspace() as private,
         runner.uids.take() as uid,

@@ -76,6 +76,18 @@ def hard_wall(time_seconds: float) -> float:
     return 30 * time_seconds + 10.0
 
 
+def per_test_run_limits(limits: Limits, output_limit: int) -> RunLimits:
+    """The runner's limits for one test of a problem with these limits."""
+    return RunLimits(
+        cpu_seconds=limits.time_seconds,
+        wall_seconds=wall_backstop(limits.time_seconds),
+        hard_wall_seconds=hard_wall(limits.time_seconds),
+        address_space=memory_cap(limits.memory_bytes),
+        cgroup_memory=cgroup_cap(limits.memory_bytes),
+        file_size=output_limit,
+    )
+
+
 class Judge:
     """Compile and judge C++ submissions (Contract 1). Thread-safe; share one per process."""
 
@@ -144,14 +156,7 @@ class Judge:
             mle = TestResult(Verdict.MLE, 0.0, 0.0, static, None, None, message)
             return aggregate([mle], compiled, len(tests), self.isolation)
         results: list[TestResult] = []
-        run_limits = RunLimits(
-            cpu_seconds=limits.time_seconds,
-            wall_seconds=wall_backstop(limits.time_seconds),
-            hard_wall_seconds=hard_wall(limits.time_seconds),
-            address_space=memory_cap(limits.memory_bytes),
-            cgroup_memory=cgroup_cap(limits.memory_bytes),
-            file_size=self.output_limit,
-        )
+        run_limits = per_test_run_limits(limits, self.output_limit)
         with (
             self.runner.workspace() as private,
             self.runner.uids.take() as uid,
