@@ -3,11 +3,13 @@
 from codefu_sandbox import Judge, Limits, TestCase
 report = Judge().judge(source, [TestCase("1 2\\n", "3\\n")], Limits(1.0, 256 << 20))
 report.verdict, report.passed, report.total, report.to_dict()
+
+A problem's judging rules: `checker=CheckerConfig("codecontests", {"tolerance": 1e-4})`.
 """
 
 from codefu_sandbox.compiler import CompilerConfig, CompilerNotFoundError
 from codefu_sandbox.judge import Judge, default_cache_dir, usable_cpus
-from codefu_sandbox.models import Limits, Submission, TestCase, parse_memory
+from codefu_sandbox.models import CheckerConfig, Limits, Submission, TestCase, parse_memory
 from codefu_sandbox.runner import SandboxError
 from codefu_sandbox.verdicts import PRIORITY, CompileResult, JudgeReport, TestResult, Verdict
 
@@ -15,6 +17,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "PRIORITY",
+    "CheckerConfig",
     "CompileResult",
     "CompilerConfig",
     "CompilerNotFoundError",

@@ -1,5 +1,7 @@
 """`codefu-judge SOURCE.cpp --tests TESTS.json --time-limit SECONDS --memory-limit BYTES|256M`.
 
+The checker is `--checker NAME` or `--checker-config JSON|PATH` (a problem's rules:
+`{"name": "codecontests", "params": {"tolerance": 1e-4}}`, inline or in a file).
 Prints the JSON report on stdout. Exit 0 when judging happened (whatever the verdict),
 2 on bad usage or an unreadable/malformed input file (the message names the file),
 1 when the judge itself cannot work on this host (e.g. no g++).
@@ -13,7 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from codefu_sandbox.models import Limits, TestCase, parse_memory
+from codefu_sandbox.models import CheckerConfig, Limits, TestCase, parse_memory
 
 USAGE_ERROR = 2
 
@@ -57,6 +59,31 @@ def load_tests(path: Path) -> list[TestCase]:
     return [TestCase(i, o) for i, o in pairs]
 
 
+def load_checker_config(text: str) -> CheckerConfig:
+    """A `CheckerConfig` from inline JSON text, or from the JSON file at that path."""
+    source = "--checker-config"
+    if not text.lstrip().startswith("{"):
+        path = Path(text)
+        source = f"checker config file {path}"
+        try:
+            text = path.read_text(encoding="utf-8")
+        except OSError as exc:
+            raise InputError(
+                f"cannot read checker config file {path}: {exc.strerror or exc} "
+                '(give a JSON file or inline JSON such as {"name": "codecontests"})'
+            ) from None
+        except UnicodeDecodeError as exc:
+            raise InputError(f"{source} is not valid JSON: {exc}") from None
+    try:
+        data: Any = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"{source} is not valid JSON: {exc}") from None
+    try:
+        return CheckerConfig.from_dict(data)
+    except ValueError as exc:
+        raise InputError(f"{source}: {exc}") from None
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="codefu-judge",
@@ -67,7 +94,13 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--tests", type=Path, required=True, metavar="TESTS.json")
     parser.add_argument("--time-limit", type=float, required=True, metavar="SECONDS")
     parser.add_argument("--memory-limit", required=True, metavar="BYTES|256M")
-    parser.add_argument("--checker", default="tokens", metavar="NAME")
+    checker = parser.add_mutually_exclusive_group()
+    checker.add_argument("--checker", default="tokens", metavar="NAME")
+    checker.add_argument(
+        "--checker-config",
+        metavar="JSON|PATH",
+        help='{"name": CHECKER, "params": {...}} as inline JSON or a JSON file',
+    )
     parser.add_argument("--stop-on-first-failure", action="store_true")
     parser.add_argument("--cache-dir", type=Path, default=None)
     return parser
@@ -88,16 +121,21 @@ def main(argv: list[str] | None = None) -> int:
             limits = Limits(args.time_limit, parse_memory(args.memory_limit))
         except ValueError as exc:
             raise InputError(str(exc)) from None
-        from codefu_sandbox.checkers import BUILTIN
+        checker: str | CheckerConfig
+        if args.checker_config is not None:
+            checker = load_checker_config(args.checker_config)
+        else:
+            from codefu_sandbox.checkers import BUILTIN
 
-        if (
-            args.checker not in BUILTIN
-            and not Path(args.checker.removeprefix("testlib:")).is_file()
-        ):
-            raise InputError(
-                f"unknown checker {args.checker!r}: choose one of {', '.join(BUILTIN)} "
-                "or give a checker program path"
-            )
+            if (
+                args.checker not in BUILTIN
+                and not Path(args.checker.removeprefix("testlib:")).is_file()
+            ):
+                raise InputError(
+                    f"unknown checker {args.checker!r}: choose one of {', '.join(BUILTIN)} "
+                    "or give a checker program path"
+                )
+            checker = args.checker
     except InputError as exc:
         print(f"codefu-judge: error: {exc}", file=sys.stderr)
         return USAGE_ERROR
@@ -106,7 +144,7 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         judge = Judge(args.cache_dir)
-        report = judge.judge(source, tests, limits, args.checker, args.stop_on_first_failure)
+        report = judge.judge(source, tests, limits, checker, args.stop_on_first_failure)
     except SandboxError as exc:
         print(f"codefu-judge: cannot judge on this host: {exc}", file=sys.stderr)
         return 1

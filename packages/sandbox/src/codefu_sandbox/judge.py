@@ -13,7 +13,7 @@ from typing import Any
 from codefu_sandbox.checkers import BUILTIN, CheckResult, get_checker
 from codefu_sandbox.checkers import testlib as testlib_checker
 from codefu_sandbox.compiler import Compiler, CompilerConfig, static_memory_bytes
-from codefu_sandbox.models import Limits, Submission, TestCase
+from codefu_sandbox.models import CheckerConfig, Limits, Submission, TestCase
 from codefu_sandbox.runner import RunLimits, Runner, RunServer, SandboxError
 from codefu_sandbox.verdicts import (
     CompileResult,
@@ -119,26 +119,29 @@ class Judge:
         source: str,
         tests: Sequence[TestCase],
         limits: Limits,
-        checker: str = "tokens",
+        checker: str | CheckerConfig = "tokens",
         stop_on_first_failure: bool = False,
         *,
         checker_params: Mapping[str, Any] | None = None,
         stop_on: Collection[Verdict] = (),
     ) -> JudgeReport:
-        """Judge one submission. Raises ValueError for no tests, an unknown checker, or a
-        test whose input or output is not text that encodes to bytes (see `check_tests`).
+        """Judge one submission. Raises ValueError for no tests, an unknown checker, a
+        parameter the checker does not take, or a test whose input or output is not text
+        that encodes to bytes (see `check_tests`).
 
-        `checker_params` go to the checker's `check` (e.g. `tolerance` for `codecontests`,
-        `precision` for `floats`). Judging stops after the first failing test with
-        `stop_on_first_failure`, or after the first test whose verdict is in `stop_on`.
+        `checker` is a checker name with its `checker_params` (e.g. `tolerance` for
+        `codecontests`, `precision` for `floats`), or a `CheckerConfig` holding both.
+        Judging stops after the first failing test with `stop_on_first_failure`, or after
+        the first test whose verdict is in `stop_on`.
         """
         tests = list(tests)
         if not tests:
             raise ValueError("no tests to judge against: pass at least one TestCase")
         check_tests(tests)
-        check = self._checker(checker)
-        if checker_params:
-            check = functools.partial(check, **checker_params)
+        config = checker_config(checker, checker_params)
+        check = self._checker(config.name)
+        if config.params:
+            check = functools.partial(check, **config.params)
         try:
             compiled, binary = self.compiler.compile(source)
         except SandboxError as exc:
@@ -276,6 +279,21 @@ class Judge:
             signal=outcome.signal,
             message=message,
         )
+
+
+def checker_config(
+    checker: str | CheckerConfig, params: Mapping[str, Any] | None = None
+) -> CheckerConfig:
+    """One `CheckerConfig` from `Judge.judge`'s two ways of naming a checker; ValueError
+    when a configuration comes with `checker_params` too, or when it is invalid."""
+    if isinstance(checker, CheckerConfig):
+        if params:
+            raise ValueError(
+                "checker_params given with a CheckerConfig: put the parameters in "
+                "CheckerConfig.params instead"
+            )
+        return checker
+    return CheckerConfig(checker, dict(params or {}))
 
 
 def check_tests(tests: Sequence[TestCase]) -> None:

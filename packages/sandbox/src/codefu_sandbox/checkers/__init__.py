@@ -1,17 +1,25 @@
-"""Output checkers: one module per checker, each with one `check(output, expected, **params)`.
+"""Output checkers: one module per checker, each with one `check(output, expected, *, ...)`.
 
 The package is the registry: `get_checker("floats")` imports `checkers/floats.py`.
 A checker that is not a module name but a path to a testlib-style checker program
-(or `testlib:PATH`) is run by `checkers.testlib`.
+(or `testlib:PATH`) is run by `checkers.testlib`. Each `check` takes its parameters as
+keywords plus `input` (the test's input, passed by the judge); `check_params` rejects
+any other keyword, naming the accepted ones, and a module's optional `validate(params)`
+checks their values.
 """
 
 from __future__ import annotations
 
+import functools
 import importlib
-from collections.abc import Callable
+import inspect
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 BUILTIN = ("tokens", "lines", "exact", "floats", "yesno", "codecontests")
+# Keywords the judge itself passes: never part of a checker configuration.
+SUPPLIED = frozenset({"input", "program"})
 
 
 @dataclass(frozen=True)
@@ -39,9 +47,48 @@ def get_checker(name: str) -> Checker:
     return check
 
 
+@functools.cache
+def accepted_params(name: str) -> tuple[str, ...]:
+    """The parameters a checker configuration may set for checker `name` (a built-in
+    name; any other name is an external program, which takes only `timeout`)."""
+    module = importlib.import_module(f"{__name__}.{name if name in BUILTIN else 'testlib'}")
+    return tuple(
+        p.name
+        for p in inspect.signature(module.check).parameters.values()
+        if p.kind is inspect.Parameter.KEYWORD_ONLY and p.name not in SUPPLIED
+    )
+
+
+def check_params(name: str, params: Mapping[str, Any]) -> None:
+    """Raise ValueError when checker `name` does not take a parameter of `params` (the
+    message names the accepted ones) or cannot use its value."""
+    accepted = accepted_params(name)
+    what = repr(name) if name in BUILTIN else "an external checker program"
+    for key in params:
+        if key not in accepted:
+            choices = ", ".join(accepted) if accepted else "none"
+            hint = " (the judge passes each test's input itself)" if key == "input" else ""
+            raise ValueError(
+                f"checker {what} takes no parameter {key!r}{hint}: its parameters are {choices}"
+            )
+    module = importlib.import_module(f"{__name__}.{name if name in BUILTIN else 'testlib'}")
+    validate = getattr(module, "validate", None)
+    if validate is not None:
+        validate(params)
+
+
 def mismatch(what: str, got: str, want: str) -> str:
     """A short message naming the first difference."""
     return f"{what}: got {got[:40]!r}, expected {want[:40]!r}"
 
 
-__all__ = ["BUILTIN", "CheckResult", "Checker", "get_checker", "mismatch"]
+__all__ = [
+    "BUILTIN",
+    "SUPPLIED",
+    "CheckResult",
+    "Checker",
+    "accepted_params",
+    "check_params",
+    "get_checker",
+    "mismatch",
+]

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from codefu_sandbox.checkers import CheckResult
 
 
-def check(output: str, expected: str, **_: Any) -> CheckResult:
+def check(output: str, expected: str, *, input: str = "") -> CheckResult:
     if output == expected:
         return CheckResult(True)
     at = next(

@@ -8,6 +8,7 @@ Other tokens must be identical.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from typing import Any
 
 from codefu_sandbox.checkers import CheckResult, mismatch
@@ -32,8 +33,20 @@ def _float(token: str) -> float | None:
         return None
 
 
+def validate(params: Mapping[str, Any]) -> None:
+    """Raise ValueError when `precision` is not a finite number >= 0."""
+    precision = params.get("precision", DEFAULT_PRECISION)
+    if (
+        isinstance(precision, bool)
+        or not isinstance(precision, int | float)
+        or not math.isfinite(precision)
+        or precision < 0
+    ):
+        raise ValueError(f"floats: precision must be a finite number >= 0, got {precision!r}")
+
+
 def check(
-    output: str, expected: str, *, precision: float = DEFAULT_PRECISION, **_: Any
+    output: str, expected: str, *, precision: float = DEFAULT_PRECISION, input: str = ""
 ) -> CheckResult:
     got, want = output.split(), expected.split()
     if len(got) != len(want):

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from codefu_sandbox.checkers import CheckResult, mismatch
 
 
@@ -14,7 +12,7 @@ def _lines(text: str) -> list[str]:
     return lines
 
 
-def check(output: str, expected: str, **_: Any) -> CheckResult:
+def check(output: str, expected: str, *, input: str = "") -> CheckResult:
     got, want = _lines(output), _lines(expected)
     for i, (g, w) in enumerate(zip(got, want, strict=False)):
         if g != w:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 import subprocess
 import tempfile
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,13 @@ DEFAULT_TIMEOUT = 30.0
 _POINTS = re.compile(r"[-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?")
 
 
+def validate(params: Mapping[str, Any]) -> None:
+    """Raise ValueError when `timeout` is not a positive number of seconds."""
+    timeout = params.get("timeout", DEFAULT_TIMEOUT)
+    if isinstance(timeout, bool) or not isinstance(timeout, int | float) or not timeout > 0:
+        raise ValueError(f"checker program: timeout must be seconds > 0, got {timeout!r}")
+
+
 def check(
     output: str,
     expected: str,
@@ -28,7 +36,6 @@ def check(
     program: str | Path,
     input: str = "",
     timeout: float = DEFAULT_TIMEOUT,
-    **_: Any,
 ) -> CheckResult:
     with tempfile.TemporaryDirectory(prefix="codefu-checker-") as tmp:
         paths = []

@@ -5,7 +5,6 @@ from __future__ import annotations
 import itertools
 import re
 from collections.abc import Iterator
-from typing import Any
 
 from codefu_sandbox.checkers import CheckResult, mismatch
 
@@ -17,7 +16,7 @@ def _tokens(text: str) -> Iterator[str]:
     return (match.group() for match in _TOKEN.finditer(text))
 
 
-def check(output: str, expected: str, **_: Any) -> CheckResult:
+def check(output: str, expected: str, *, input: str = "") -> CheckResult:
     got, want = _tokens(output), _tokens(expected)
     for i, (g, w) in enumerate(itertools.zip_longest(got, want), start=1):
         if g is None or w is None:

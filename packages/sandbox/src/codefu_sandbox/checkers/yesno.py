@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from codefu_sandbox.checkers import CheckResult, mismatch
 
 
-def check(output: str, expected: str, **_: Any) -> CheckResult:
+def check(output: str, expected: str, *, input: str = "") -> CheckResult:
     got, want = output.split(), expected.split()
     for i, (g, w) in enumerate(zip(got, want, strict=False)):
         if g.casefold() != w.casefold():
