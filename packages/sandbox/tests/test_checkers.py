@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import math
+import re
 import stat
 from pathlib import Path
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from codefu_sandbox.checkers import BUILTIN, get_checker, testlib
+from codefu_sandbox.checkers import BUILTIN, check_params, get_checker, testlib
 from codefu_sandbox.checkers.codecontests import is_decimal
 
 tokens = st.lists(st.text(alphabet="abcXYZ0123456789.-", min_size=1, max_size=6), max_size=12)
@@ -123,6 +124,8 @@ def test_codecontests_decimal_rules() -> None:
     assert not check("3", "3.5").ok
     assert check("3.0000000", "3.0").ok
     assert not check("3.0", "3").ok  # the expected integer must be written exactly
+    assert check("1000.0009", "1000.0").ok  # 9e-4 absolute, 9e-7 relative
+    assert check("0.0000009", "0.0").ok  # 9e-7 absolute
     assert not check("nan", "1.0").ok
     assert not check("YES", "yes").ok
 
@@ -163,3 +166,220 @@ def test_testlib_missing_program_is_internal_error(tmp_path: Path) -> None:
     result = testlib.check("a", "a", program=tmp_path / "missing")
     assert result.internal_error and not result.ok
     assert math.isfinite(len(result.message))
+
+
+# ------------------------------------------------ codecontests with a problem's rules
+MODES = ("absolute", "relative", "absolute_or_relative")
+_LEGACY_NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
+
+
+def legacy_codecontests(output: str, expected: str) -> bool:
+    """The rule `codecontests` had before it took a problem's rules, written out plainly:
+    equal tokens, or an expected token with '.'/exponent and a number within 1e-6 abs/rel."""
+    got, want = output.split(), expected.split()
+    if len(got) != len(want):
+        return False
+    for g, w in zip(got, want, strict=True):
+        if g == w:
+            continue
+        decimal = _LEGACY_NUMBER.fullmatch(w) is not None and any(c in w for c in ".eE")
+        if not (decimal and _LEGACY_NUMBER.fullmatch(g)):
+            return False
+        a, b = float(g), float(w)
+        if math.isnan(a) or math.isnan(b) or math.isinf(a) or math.isinf(b):
+            if not (a == b and not math.isnan(a)):
+                return False
+            continue
+        if not (abs(a - b) <= 1e-6 or abs(a - b) <= 1e-6 * abs(b)):
+            return False
+    return True
+
+
+stream_token = st.one_of(
+    st.from_regex(r"[+-]?[0-9]{1,4}(\.[0-9]{0,8})?([eE][+-]?[0-9])?", fullmatch=True),
+    st.sampled_from(["YES", "yes", "Yes", "NO", "no", "-0", "0.0", "1e3", "nan", "inf", "x.5"]),
+    st.text(alphabet="aAbB.eE-+0123", min_size=1, max_size=5),
+)
+
+
+@st.composite
+def token_pair_streams(draw: st.DrawFn) -> tuple[str, str]:
+    """An expected stream and an output derived from it (often equal, sometimes nearby)."""
+    want = draw(st.lists(stream_token, max_size=8))
+    got = []
+    for token in want:
+        action = draw(st.sampled_from(["same", "same", "other", "nudge", "drop", "case"]))
+        if action == "same":
+            got.append(token)
+        elif action == "other":
+            got.append(draw(stream_token))
+        elif action == "nudge" and _LEGACY_NUMBER.fullmatch(token):
+            delta = draw(st.sampled_from([1e-9, 5e-7, 2e-6, 1e-3]))
+            value = float(token)
+            if draw(st.booleans()):  # a relative nudge: within 1e-6 relative, not absolute
+                delta *= abs(value)
+            got.append(repr(value + delta))
+        elif action == "case":
+            got.append(token.swapcase())
+    if draw(st.booleans()):
+        got.append(draw(stream_token))
+    return " ".join(got), " ".join(want)
+
+
+@settings(max_examples=400)
+@given(pair=token_pair_streams())
+def test_codecontests_without_rules_judges_as_before(pair: tuple[str, str]) -> None:
+    output, expected = pair
+    assert get_checker("codecontests")(output, expected).ok == legacy_codecontests(output, expected)
+
+
+@st.composite
+def any_casing(draw: st.DrawFn, word: str) -> str:
+    return "".join(c.upper() if draw(st.booleans()) else c.lower() for c in word)
+
+
+@given(
+    data=st.data(),
+    words=st.lists(st.from_regex(r"[A-Za-z]{1,8}", fullmatch=True), min_size=1, max_size=4),
+)
+def test_any_casing_of_a_named_word_is_accepted(data: st.DataObject, words: list[str]) -> None:
+    check = get_checker("codecontests")
+    expected = " ".join(words) + "\n"
+    output = " ".join(data.draw(any_casing(w)) for w in words)
+    named = [data.draw(any_casing(w)) for w in words]  # the statement's own spelling
+    assert check(output, expected, any_case_words=named).ok
+
+
+@given(
+    data=st.data(),
+    word=st.from_regex(r"[A-Za-z]{2,8}", fullmatch=True).filter(
+        lambda w: w.casefold() not in {"yes", "no"}
+    ),
+)
+def test_unnamed_words_keep_their_case(data: st.DataObject, word: str) -> None:
+    check = get_checker("codecontests")
+    other = data.draw(any_casing(word).filter(lambda w: w != word))
+    assert not check(f"{other}\n", f"{word}\n", any_case_words=["YES", "NO"]).ok
+    assert not check(f"{other}\n", f"{word}\n").ok
+    assert check(f"{other}\n", f"{word}\n", any_case_words=["YES", word.upper(), "NO"]).ok
+
+
+def test_any_case_words_relax_only_those_words() -> None:
+    check = get_checker("codecontests")
+    rules = {"any_case_words": ["White", "Black"]}
+    assert check("WHITE 3\nblack\n", "White 3\nBlack\n", **rules).ok
+    assert not check("WHITE 3\nBLACK\n", "White 3\nBlock\n", **rules).ok  # Block is unnamed
+    assert not check("black\n", "White\n", **rules).ok  # another named word is still wrong
+    assert not check("white\n", "Whitey\n", **rules).ok
+
+
+def _scale(mode: str, want: float) -> float:
+    """The error a mode allows per unit of tolerance for the expected value `want`."""
+    return {"absolute": 1.0, "relative": abs(want), "absolute_or_relative": max(1.0, abs(want))}[
+        mode
+    ]
+
+
+@given(
+    mode=st.sampled_from(MODES),
+    tolerance=st.sampled_from([1e-3, 1e-4, 1e-6, 1e-9]),
+    mantissa=st.floats(min_value=1.0, max_value=10.0),
+    exponent=st.integers(min_value=-3, max_value=3),
+    sign=st.sampled_from([-1.0, 1.0]),
+)
+def test_tolerance_in_each_mode(
+    mode: str, tolerance: float, mantissa: float, exponent: int, sign: float
+) -> None:
+    check = get_checker("codecontests")
+    want = -mantissa * 10.0**exponent if sign < 0 else mantissa * 10.0**exponent
+    rules = {"tolerance": tolerance, "tolerance_mode": mode}
+    allowed = tolerance * _scale(mode, want)
+    assert check(repr(want + sign * 0.9 * allowed), repr(want), **rules).ok
+    assert not check(repr(want + sign * 1.1 * allowed), repr(want), **rules).ok
+
+
+@pytest.mark.parametrize(
+    ("output", "expected", "mode", "ok"),
+    [
+        ("100.5", "100.0", "absolute", False),  # 0.5 off: beyond 1e-3 absolute
+        ("100.05", "100.0", "relative", True),  # 5e-4 relative
+        ("100.05", "100.0", "absolute_or_relative", True),
+        ("0.0005", "0.0", "relative", False),  # relative to 0 means exact
+        ("0.0005", "0.0", "absolute", True),
+        ("0.0005", "0.0", "absolute_or_relative", True),
+    ],
+)
+def test_tolerance_modes_differ_where_they_should(
+    output: str, expected: str, mode: str, ok: bool
+) -> None:
+    check = get_checker("codecontests")
+    assert check(output, expected, tolerance=1e-3, tolerance_mode=mode).ok is ok
+
+
+def test_real_numbers_compare_when_either_side_is_decimal() -> None:
+    check = get_checker("codecontests")
+    real = {"real_numbers": True}
+    assert check("3.000000\n", "3\n", **real).ok
+    assert check("2.9999999\n", "3\n", **real).ok
+    assert check("3\n", "3.0000001\n", **real).ok
+    assert check("1e2\n", "100\n", **real).ok
+    assert not check("2.99\n", "3\n", **real).ok
+    assert not check("3.000000\n", "3\n").ok  # without the rule an integer answer is exact
+    assert not check("three\n", "3\n", **real).ok
+    assert not check("nan\n", "3\n", **real).ok
+    assert check("2.5 7\n", "2.50000 7\n", real_numbers=True, tolerance=1e-4).ok
+
+
+@given(
+    n=st.integers(min_value=-(10**19) + 1, max_value=10**19 - 1),
+    step=st.integers(min_value=1, max_value=1000),
+    mode=st.sampled_from(MODES),
+    tolerance=st.sampled_from([1e-6, 1e-3, 0.5]),
+)
+def test_integers_of_up_to_19_digits_stay_exact_under_any_rules(
+    n: int, step: int, mode: str, tolerance: float
+) -> None:
+    check = get_checker("codecontests")
+    rules = {"tolerance": tolerance, "tolerance_mode": mode, "real_numbers": True}
+    assert check(str(n), str(n), **rules).ok
+    assert not check(str(n + step), str(n), **rules).ok
+
+
+def test_a_misspelt_parameter_is_an_error() -> None:
+    with pytest.raises(TypeError, match="tolerence"):
+        get_checker("codecontests")("1", "1", tolerence=1e-4)
+    with pytest.raises(ValueError, match="tolerance, tolerance_mode, real_numbers"):
+        check_params("codecontests", {"tolerence": 1e-4})
+    with pytest.raises(ValueError, match="its parameters are none"):
+        check_params("tokens", {"tolerance": 1e-4})
+    with pytest.raises(ValueError, match="judge passes each test's input"):
+        check_params("codecontests", {"input": "1 2"})
+    with pytest.raises(ValueError, match="timeout"):
+        check_params("/usr/local/bin/my-checker", {"precision": 1e-4})
+    check_params("/usr/local/bin/my-checker", {"timeout": 5})
+    check_params("floats", {"precision": 1e-4})
+
+
+@pytest.mark.parametrize(
+    ("params", "fragment"),
+    [
+        ({"tolerance": -1e-6}, "tolerance must be"),
+        ({"tolerance": float("nan")}, "tolerance must be"),
+        ({"tolerance": "1e-6"}, "tolerance must be"),
+        ({"tolerance": True}, "tolerance must be"),
+        ({"tolerance_mode": "abs"}, "absolute, relative, absolute_or_relative"),
+        ({"real_numbers": "yes"}, "real_numbers must be"),
+        ({"any_case_words": "YES"}, "list of words"),
+        ({"any_case_words": ["YES", ""]}, "non-empty token"),
+        ({"any_case_words": ["YES NO"]}, "non-empty token"),
+        ({"any_case_words": [1]}, "non-empty token"),
+    ],
+)
+def test_unusable_rule_values_are_refused(params: dict[str, object], fragment: str) -> None:
+    with pytest.raises(ValueError, match=fragment):
+        check_params("codecontests", params)
+
+
+def test_every_checker_takes_the_input_the_judge_passes() -> None:
+    for name in BUILTIN:
+        assert get_checker(name)("1\n", "1\n", input="0\n").ok
