@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from codefu_sandbox import Judge, Limits, TestCase, Verdict
+from codefu_sandbox import CheckerConfig, Judge, Limits, Submission, TestCase, Verdict
 from codefu_sandbox.judge import cgroup_cap
 from codefu_sandbox.runner import (
     Isolation,
@@ -144,6 +144,40 @@ def test_checker_params_reach_the_checker(judge: Judge) -> None:
         source, tests, limits, checker="floats", checker_params={"precision": 1e-3}
     )
     assert (strict.verdict, loose.verdict, floats.verdict) == (Verdict.WA, Verdict.AC, Verdict.AC)
+
+
+@needs_gpp
+def test_a_problems_rules_reach_the_checker(judge: Judge) -> None:
+    # Answers "yes" where the jury wrote "YES", and 2.99999 where it wrote the integer 3:
+    # wrong as CodeContests compares, right under a statement allowing any case and 1e-4.
+    source = '#include <cstdio>\nint main(){ std::printf("yes 2.99999\\n"); }\n'
+    tests = [TestCase("", "YES 3\n")]
+    limits = Limits(time_seconds=1.0, memory_bytes=256 << 20)
+    rules = CheckerConfig(
+        "codecontests",
+        {"tolerance": 1e-4, "real_numbers": True, "any_case_words": ["YES", "NO"]},
+    )
+    without = judge.judge(source, tests, limits, checker="codecontests")
+    named = judge.judge(source, tests, limits, "codecontests", checker_params=rules.params)
+    configured = judge.judge(source, tests, limits, checker=rules)
+    many = judge.judge_many(
+        [Submission(source, tests, limits, checker=rules), Submission(source, tests, limits)]
+    )
+    assert without.verdict is Verdict.WA
+    assert named.verdict is Verdict.AC and configured.verdict is Verdict.AC
+    assert [r.verdict for r in many] == [Verdict.AC, Verdict.WA]
+
+
+@needs_gpp
+def test_a_misspelt_checker_parameter_is_refused(judge: Judge) -> None:
+    tests = [TestCase("", "1\n")]
+    limits = Limits(time_seconds=1.0, memory_bytes=256 << 20)
+    with pytest.raises(ValueError, match="tolerance_mode"):
+        judge.judge(ECHO, tests, limits, "codecontests", checker_params={"mode": "relative"})
+    with pytest.raises(ValueError, match="takes no parameter 'tolerance'"):
+        judge.judge(ECHO, tests, limits, "tokens", checker_params={"tolerance": 1e-4})
+    with pytest.raises(ValueError, match=r"CheckerConfig\.params"):
+        judge.judge(ECHO, tests, limits, CheckerConfig("floats"), checker_params={"precision": 1})
 
 
 @needs_gpp

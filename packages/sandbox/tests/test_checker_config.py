@@ -1,0 +1,107 @@
+"""CheckerConfig: a checker and its parameters, validated, to and from JSON dicts."""
+
+from __future__ import annotations
+
+import json
+import stat
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from codefu_sandbox import CheckerConfig
+from codefu_sandbox.judge import checker_config
+
+rules = st.fixed_dictionaries(
+    {},
+    optional={
+        "tolerance": st.sampled_from([1e-4, 1e-6, 1e-9, 0.0]),
+        "tolerance_mode": st.sampled_from(["absolute", "relative", "absolute_or_relative"]),
+        "real_numbers": st.booleans(),
+        "any_case_words": st.lists(st.from_regex(r"[A-Za-z]{1,6}", fullmatch=True), max_size=4),
+    },
+)
+
+
+@given(params=rules)
+def test_to_dict_and_from_dict_round_trip_through_json(params: dict[str, object]) -> None:
+    config = CheckerConfig("codecontests", params)
+    data = json.loads(json.dumps(config.to_dict()))
+    assert data == {"name": "codecontests", "params": params}
+    again = CheckerConfig.from_dict(data)
+    assert again == config and hash(again) == hash(config)
+
+
+def test_defaults_and_params_left_out() -> None:
+    assert CheckerConfig().to_dict() == {"name": "tokens", "params": {}}
+    assert CheckerConfig.from_dict({"name": "yesno"}) == CheckerConfig("yesno")
+    assert CheckerConfig.from_dict({"name": "yesno", "params": None}) == CheckerConfig("yesno")
+
+
+def test_word_collections_become_json_lists() -> None:
+    config = CheckerConfig("codecontests", {"any_case_words": ("YES", "NO")})
+    assert config.to_dict()["params"] == {"any_case_words": ["YES", "NO"]}
+    unordered = CheckerConfig("codecontests", {"any_case_words": {"NO", "YES"}})
+    assert unordered.to_dict()["params"] == {"any_case_words": ["NO", "YES"]}
+
+
+def test_params_are_copied() -> None:
+    params: dict[str, object] = {"tolerance": 1e-4}
+    config = CheckerConfig("codecontests", params)
+    params["tolerance"] = 1.0
+    assert config.params == {"tolerance": 1e-4}
+
+
+def test_unknown_parameter_names_the_accepted_ones() -> None:
+    with pytest.raises(ValueError, match="tolerance, tolerance_mode, real_numbers, any_case_words"):
+        CheckerConfig("codecontests", {"tolerence": 1e-4})
+    with pytest.raises(ValueError, match="precision"):
+        CheckerConfig.from_dict({"name": "floats", "params": {"tolerance": 1e-4}})
+    with pytest.raises(ValueError, match="its parameters are none"):
+        CheckerConfig("yesno", {"any_case_words": ["YES"]})
+
+
+def test_unknown_checker_names_the_choices() -> None:
+    with pytest.raises(ValueError, match="codecontests"):
+        CheckerConfig("codecontest")
+    with pytest.raises(ValueError, match="unknown checker"):
+        CheckerConfig.from_dict({"name": "no/such/checker"})
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        {"params": {}},
+        {"name": "tokens", "parms": {}},
+        {"name": "codecontests", "params": [["tolerance", 1e-4]]},
+        {"name": 3},
+        ["codecontests"],
+    ],
+)
+def test_malformed_dicts_are_refused(data: object) -> None:
+    with pytest.raises(ValueError, match="checker"):
+        CheckerConfig.from_dict(data)  # type: ignore[arg-type]
+
+
+def test_an_external_checker_program_takes_only_a_timeout(tmp_path: Path) -> None:
+    program = tmp_path / "check.sh"
+    program.write_text("#!/bin/sh\nexit 0\n")
+    program.chmod(program.stat().st_mode | stat.S_IEXEC)
+    assert CheckerConfig(str(program), {"timeout": 5}).params == {"timeout": 5}
+    assert CheckerConfig(f"testlib:{program}").to_dict()["name"] == f"testlib:{program}"
+    with pytest.raises(ValueError, match="timeout"):
+        CheckerConfig(str(program), {"tolerance": 1e-4})
+    with pytest.raises(ValueError, match="seconds > 0"):
+        CheckerConfig(str(program), {"timeout": 0})
+
+
+def test_the_judge_takes_a_name_with_params_or_a_config() -> None:
+    config = CheckerConfig("codecontests", {"tolerance": 1e-4})
+    assert checker_config("codecontests", {"tolerance": 1e-4}) == config
+    assert checker_config(config) is config
+    assert checker_config("tokens", None) == CheckerConfig()
+    with pytest.raises(ValueError, match=r"CheckerConfig\.params"):
+        checker_config(config, {"tolerance": 1e-3})
+    with pytest.raises(ValueError, match="tolerance"):
+        checker_config("codecontests", {"tolerence": 1e-4})
