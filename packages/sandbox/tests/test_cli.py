@@ -1,4 +1,4 @@
-"""The codefu-judge CLI: DESIGN §3 usage, both TESTS.json shapes, exit codes."""
+"""The codefu-judge CLI: its usage line, both TESTS.json shapes, checker configs, exit codes."""
 
 from __future__ import annotations
 
@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from codefu_sandbox.cli import InputError, load_tests, main
+from codefu_sandbox import CheckerConfig
+from codefu_sandbox.cli import InputError, load_checker_config, load_tests, main
 from codefu_sandbox.models import parse_memory
 
 SOURCE = "#include <bits/stdc++.h>\nint main(){long a,b;std::cin>>a>>b;std::cout<<a+b<<'\\n';}\n"
@@ -132,3 +133,72 @@ def test_judging_prints_json_and_exits_0(
     assert main([*args, "--cache-dir", str(cache_dir), "--stop-on-first-failure"]) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["verdict"] == "WA" and len(report["tests"]) == 1 and report["total"] == 2
+
+
+RULES = {"name": "codecontests", "params": {"tolerance": 1e-4, "any_case_words": ["YES", "NO"]}}
+
+
+def test_checker_config_inline_or_from_a_file(tmp_path: Path) -> None:
+    path = tmp_path / "rules.json"
+    path.write_text(json.dumps(RULES))
+    expected = CheckerConfig.from_dict(RULES)
+    assert load_checker_config(json.dumps(RULES)) == expected
+    assert load_checker_config(f"  {json.dumps(RULES)}") == expected
+    assert load_checker_config(str(path)) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "fragment"),
+    [
+        ('{"name": "codecontests"', "not valid JSON"),
+        ('{"name": "codecontests", "params": {"tolerence": 1e-4}}', "tolerance_mode"),
+        ('{"name": "codecontest"}', "unknown checker"),
+        ('{"name": "codecontests", "params": {"tolerance_mode": "abs"}}', "absolute_or_relative"),
+        ("missing-rules.json", "cannot read checker config file missing-rules.json"),
+    ],
+)
+def test_bad_checker_config_is_a_usage_error(
+    files: tuple[Path, Path], text: str, fragment: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    src, tests = files
+    args = [str(src), "--tests", str(tests), "--time-limit", "1", "--memory-limit", "256M"]
+    assert main([*args, "--checker-config", text]) == 2
+    assert fragment in capsys.readouterr().err
+
+
+def test_a_bad_checker_config_file_names_the_file(tmp_path: Path) -> None:
+    path = tmp_path / "rules.json"
+    path.write_text('{"name": "codecontests", "params": {"precision": 1e-4}}')
+    with pytest.raises(InputError, match="precision") as info:
+        load_checker_config(str(path))
+    assert str(path) in str(info.value)
+    path.write_text("[1, 2]")
+    with pytest.raises(InputError, match='"name": CHECKER'):
+        load_checker_config(str(path))
+
+
+def test_checker_and_checker_config_are_exclusive(
+    files: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    src, tests = files
+    args = [str(src), "--tests", str(tests), "--time-limit", "1", "--memory-limit", "256M"]
+    with pytest.raises(SystemExit) as info:
+        main([*args, "--checker", "tokens", "--checker-config", json.dumps(RULES)])
+    assert info.value.code == 2
+    assert "not allowed with argument" in capsys.readouterr().err
+
+
+@pytest.mark.skipif(shutil.which("g++") is None, reason="g++ is not installed")
+def test_judging_under_a_checker_config(
+    tmp_path: Path, cache_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    src = tmp_path / "yes.cpp"
+    src.write_text('#include <cstdio>\nint main(){ std::printf("yes 0.50004\\n"); }\n')
+    tests = tmp_path / "tests.json"
+    tests.write_text(json.dumps({"input": [""], "output": ["YES 0.5\n"]}))
+    args = [str(src), "--tests", str(tests), "--time-limit", "1", "--memory-limit", "256M"]
+    args += ["--cache-dir", str(cache_dir)]
+    assert main([*args, "--checker", "codecontests"]) == 0
+    assert json.loads(capsys.readouterr().out)["verdict"] == "WA"
+    assert main([*args, "--checker-config", json.dumps(RULES)]) == 0
+    assert json.loads(capsys.readouterr().out)["verdict"] == "AC"

@@ -95,7 +95,13 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--time-limit", type=float, required=True, metavar="SECONDS")
     parser.add_argument("--memory-limit", required=True, metavar="BYTES|256M")
     checker = parser.add_mutually_exclusive_group()
-    checker.add_argument("--checker", default="tokens", metavar="NAME")
+    # No default here: argparse would take an explicit `--checker tokens` for the default
+    # and let it pass beside --checker-config; main() falls back to "tokens".
+    checker.add_argument(
+        "--checker",
+        metavar="NAME",
+        help="a built-in checker or a checker program path (default tokens)",
+    )
     checker.add_argument(
         "--checker-config",
         metavar="JSON|PATH",
@@ -127,6 +133,7 @@ def main(argv: list[str] | None = None) -> int:
         else:
             from codefu_sandbox.checkers import BUILTIN
 
+            args.checker = args.checker or "tokens"
             if (
                 args.checker not in BUILTIN
                 and not Path(args.checker.removeprefix("testlib:")).is_file()
