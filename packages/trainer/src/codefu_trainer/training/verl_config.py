@@ -17,6 +17,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from codefu_data.compose import compose_config
 from codefu_trainer.training.config import (
+    ClusterKind,
     TrainConfig,
     checkpoint_dir,
     mlflow_tracking_uri,
@@ -35,6 +36,7 @@ SP_KEYS = (
     "actor_rollout_ref.ref.fsdp_config.ulysses_sequence_parallel_size",
 )
 ATTENTION_KEY = "actor_rollout_ref.model.override_config.attn_implementation"
+TP_KEY = "actor_rollout_ref.rollout.tensor_model_parallel_size"
 
 
 def data_files(cfg: TrainConfig) -> tuple[Path, Path]:
@@ -53,6 +55,10 @@ def derived_values(
 ) -> dict[str, Any]:
     """veRL keys set from our config: data files, nodes/GPUs, model, checkpoints, tracking."""
     train, test = data_files(cfg)
+    if cfg.cluster.kind is ClusterKind.cpu_verl:
+        from codefu_trainer.training.verl_cpu.config import judge_workers
+
+        judge_workers(cfg)
     reward = OmegaConf.to_container(
         OmegaConf.structured(cfg.reward), resolve=True, enum_to_str=True
     )
@@ -75,6 +81,11 @@ def derived_values(
         "trainer.logger": ["console", "mlflow"] if cfg.run.tracking.mlflow else ["console"],
         "++ray_kwargs.ray_init.runtime_env.env_vars": env_vars,
     }
+    if cfg.cluster.kind is ClusterKind.cpu_verl:
+        from codefu_trainer.training.verl_cpu.config import cpu_values
+
+        env_vars["VERL_PLATFORM"] = "cpu"
+        values.update(cpu_values(cfg, run_dir))
     return values
 
 
@@ -129,14 +140,15 @@ def validate_verl_config(config: DictConfig, check_reward_function: bool = True)
             cause = f" ({exc.__cause__})" if exc.__cause__ else ""
             raise ConfigError(f"veRL rejected the configuration: {exc}{cause}") from exc
     n_gpus = int(config.trainer.nnodes) * int(config.trainer.n_gpus_per_node)
-    sp = int(config.actor_rollout_ref.actor.ulysses_sequence_parallel_size)
-    tp = int(config.actor_rollout_ref.rollout.tensor_model_parallel_size)
-    if n_gpus % sp or n_gpus % tp:
+    # Every Ulysses key veRL reads: the deprecated actor/ref keys and their fsdp_config ones.
+    groups = {key: int(OmegaConf.select(config, key, default=1) or 1) for key in SP_KEYS}
+    groups[TP_KEY] = int(OmegaConf.select(config, TP_KEY, default=1) or 1)
+    uneven = {key: size for key, size in groups.items() if n_gpus % size}
+    if uneven:
+        named = ", ".join(f"{key}={size}" for key, size in uneven.items())
         raise ConfigError(
             f"{n_gpus} GPUs (trainer.nnodes x trainer.n_gpus_per_node) cannot be split into "
-            f"Ulysses groups of {sp} and vLLM tensor-parallel groups of {tp}: set "
-            "actor_rollout_ref.actor.ulysses_sequence_parallel_size and "
-            f"actor_rollout_ref.rollout.tensor_model_parallel_size to divisors of {n_gpus}."
+            f"groups of {named}: set each to a divisor of {n_gpus}."
         )
     if check_reward_function:
         from verl.utils.import_utils import load_extern_object
