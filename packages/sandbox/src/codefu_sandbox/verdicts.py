@@ -7,9 +7,10 @@ Priority (most severe first), used both to decide one test and to aggregate a re
 IE first: a judge failure must never be blamed on the program. SV next: a forbidden
 operation is the most serious thing a program can do and is often what made it crash
 or stall. TLE before MLE/OLE/RE: a program killed for time did not finish, whatever
-else happened (DMOJ's order). MLE before RE: an allocation refused by the memory cap
-crashes the program, and the cause is memory (DESIGN §6). OLE before RE: the
-output-size cap kills with SIGXFSZ. WA only for programs that ended normally.
+else happened (DMOJ's order). MLE before RE: a program that hit the memory cap is
+often ended by a signal (an OOM kill, or a crash after a refused allocation), and the
+cause is memory. OLE before RE: the output-size cap kills with SIGXFSZ. WA only for
+programs that ended normally.
 """
 
 from __future__ import annotations

@@ -226,7 +226,7 @@ def test_static_array_over_the_cap_is_mle_not_a_crash_at_exec(judge: Judge) -> N
 
 
 def test_unchecked_malloc_of_twice_the_limit_is_mle(judge: Judge) -> None:
-    """DESIGN §6: an over-limit allocation is MLE, not the crash it causes. With rlimits
+    """An over-limit allocation is MLE, not the crash it causes. With rlimits
     alone malloc returns NULL and the write crashes (RE): this needs the memory cgroup."""
     if judge.runner.cgroups is None:
         pytest.skip("needs per-run memory cgroups (root and a writable memory cgroup)")
@@ -438,7 +438,7 @@ def test_network_namespace_layer(judge: Judge, listener: Any) -> None:
 
 
 def test_peak_memory_is_the_programs_own_not_the_judges(judge: Judge) -> None:
-    """DESIGN §6: Linux keeps a process's largest RSS across exec, so a program spawned
+    """Linux keeps a process's largest RSS across exec, so a program spawned
     (even via vfork) from a large Python process would inherit its peak. The judge must
     report the program's own peak however big the judging process is (Ray workers)."""
     ballast = bytearray(400 * MiB)
