@@ -388,7 +388,11 @@ def _any_case_words(doc: _Statement) -> tuple[str, ...]:
 # ---------------------------------------------------------------------------------------------
 # Several valid outputs
 
-_NEGATION_BEFORE = re.compile(r"(?:\bnot|n't|\bno|\bcannot|\bnever|\bunable)\W+(?:\w+\W+){0,2}$")
+# "If you cannot find any such pair", "do not print any": not "If the answer is not unique, print"
+_NEGATION_BEFORE = re.compile(
+    r"(?:\bnot|n't|\bcannot|\bnever|\bunable\s+to)\s+(?:(?:be|to|able|even)\s+)*$",
+    re.IGNORECASE,
+)
 _ANY_VERB = re.compile(
     r"\b(?:print|output|find|write)(?:\s+and\s+(?:print|output))?\s+"
     r"(?:(?:out|one|also|just|only)\s+)?any\b"
