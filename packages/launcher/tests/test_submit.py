@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -87,17 +88,22 @@ def run_submit(spec: JobSpec) -> tuple[dict[str, Any], Any]:
     return captured[0], session
 
 
-def s3_objects(session: Any, uri: str) -> dict[str, str]:
-    """Every object under an s3:// prefix (moto), by key."""
+def s3_objects(session: Any, uri: str) -> dict[str, bytes]:
+    """Every object under an s3:// prefix (moto), by key, as bytes.
+
+    Bytes: the SDK's uploaded drivers include compiled `__pycache__/*.pyc` files when the
+    SDK was installed by a tool that compiles bytecode (pip does; uv does not).
+    """
     bucket, _, prefix = uri.removeprefix("s3://").partition("/")
     s3 = session.client("s3")
     keys = [o["Key"] for o in s3.list_objects_v2(Bucket=bucket, Prefix=prefix)["Contents"]]
-    return {k: s3.get_object(Bucket=bucket, Key=k)["Body"].read().decode() for k in keys}
+    return {k: s3.get_object(Bucket=bucket, Key=k)["Body"].read() for k in keys}
 
 
 def read_s3_text(session: Any, uri: str, name: str) -> str:
+    """The one object named `name` under `uri`, decoded as UTF-8."""
     objects = s3_objects(session, uri)
-    return next(text for key, text in objects.items() if key.endswith("/" + name))
+    return next(body for key, body in objects.items() if key.endswith("/" + name)).decode()
 
 
 def channel(req: dict[str, Any], name: str) -> dict[str, Any]:
@@ -133,7 +139,9 @@ def test_homogeneous_p4de(aws: None, workdir: tuple[Path, Path]) -> None:
         volume_size_gb=500,
         environment={"WANDB_PROJECT": "codefu", "NCCL_DEBUG": "INFO"},
     )
+    boto3.client("s3", region_name="us-east-1").create_bucket(Bucket="my-bucket")
     req, session = run_submit(spec)
+    assert re.fullmatch(r"codefu-grpo-[0-9a-f]{6}-\d{14}", req["TrainingJobName"])
     assert req["RoleArn"] == ROLE
     assert req["AlgorithmSpecification"]["TrainingImage"] == IMAGE
     assert req["ResourceConfig"] == {
@@ -156,9 +164,10 @@ def test_homogeneous_p4de(aws: None, workdir: tuple[Path, Path]) -> None:
     assert env[AUTH_PARAMETER_ENV] == "/codefu/ray-auth/codefu-grpo:1"
     assert AUTH_SECRET_ENV not in env
     assert "CODEFU_HEAD_INSTANCE_GROUP" not in env
-    # The local dataset was uploaded; the S3 channel passed through unchanged.
+    # The local dataset was staged under the output prefix, named by its content; the
+    # S3 channel passed through unchanged.
     train_uri = channel(req, "train")["DataSource"]["S3DataSource"]["S3Uri"]
-    assert train_uri.startswith("s3://")
+    assert re.fullmatch(r"s3://my-bucket/output/codefu-staged/train/[0-9a-f]{16}/", train_uri)
     assert read_s3_text(session, train_uri, "train.parquet") == "PAR1-not-really"
     assert (
         channel(req, "extra")["DataSource"]["S3DataSource"]["S3Uri"]
@@ -269,7 +278,7 @@ def test_the_secret_stays_out_of_the_request_and_every_host_reads_it(
         # Nowhere in the request, nor in anything the submission uploaded.
         assert secret not in json.dumps(req)
         bucket = req["OutputDataConfig"]["S3OutputPath"]
-        assert not any(secret in text for text in s3_objects(session, bucket).values())
+        assert not any(secret.encode() in body for body in s3_objects(session, bucket).values())
         env = req["Environment"]
         assert env[AUTH_REGION_ENV] == "us-east-1"
         # Each host, given only the job environment, reads its job's version.
@@ -431,7 +440,20 @@ def test_dry_run_request_is_the_request_a_submission_sends(
         ({"input_channels": {"train": "/no/such/dir"}, "dry_run": False}, "nox -s prepare"),
         ({"image_uri": ""}, "nox -s image -- push"),
         ({"run_name": "my run"}, "run name 'my run'"),
-        ({"environment": {AUTH_SECRET_ENV: "s3cr3t"}}, "DescribeTrainingJob"),
+        ({"environment": {AUTH_SECRET_ENV: "s3cr3t"}}, "Parameter Store"),
+        ({"environment": {"RAY_ADDRESS": "x:1"}}, "set these themselves"),
+        ({"environment": {"CODEFU_PASS_ENV": "A"}}, "set these themselves"),
+        ({"environment": {"HF_TOKEN": "hf_x"}}, "look like credentials"),
+        ({"environment": {"WANDB_API_KEY": "k"}}, "DescribeTrainingJob"),
+        ({"environment": {"db_password": "p"}}, "look like credentials"),
+        ({"environment": {"A-B": "1"}}, "not valid variable names"),
+        ({"launcher_args": ["--metrics-export-prot=8080"]}, "unrecognized arguments"),
+        ({"launcher_args": ["--metrics-export-port=http"]}, "invalid int value"),
+        ({"launcher_args": ["--head-instance-group=x"]}, "head_instance_group in the job spec"),
+        ({"launcher_args": ["codefu-train"]}, "the entrypoint follows"),
+        ({"base_job_name": "codefu.grpo"}, "base_job_name 'codefu.grpo'"),
+        ({"base_job_name": "x" * 42}, "1-41 letters"),
+        ({"channel_instance_groups": {"nope": ["g"]}}, "not an input channel"),
         ({"max_retry_attempts": 31}, "1 to 30"),
     ],
 )

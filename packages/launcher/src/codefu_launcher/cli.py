@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import json
 import logging
 import os
@@ -121,6 +123,27 @@ def _cmd_submit(args: argparse.Namespace) -> int:
         print(f"codefu-launcher submit: {exc}", file=sys.stderr)
         return 2
     return 0
+
+
+def run_option_errors(args: list[str]) -> str | None:
+    """Why `codefu-launcher run ARGS -- ENTRYPOINT` would be refused; None if it would not.
+
+    Submission checks a job's launcher options with this, before anything is sent.
+    """
+    if "--" in args or "-h" in args or "--help" in args:
+        return "'--', '-h' and '--help' are not options for a job"
+    parser = build_parser()
+    err = io.StringIO()
+    try:
+        with contextlib.redirect_stderr(err):
+            parsed = parser.parse_args(["run", *args, "--", "entrypoint"])
+    except SystemExit:
+        lines = [line for line in err.getvalue().splitlines() if line.strip()]
+        return lines[-1] if lines else "invalid options"
+    if list(parsed.entrypoint) != ["--", "entrypoint"]:
+        extra = parsed.entrypoint[: parsed.entrypoint.index("--")]
+        return f"unexpected arguments {extra} (options only; the entrypoint follows `--`)"
+    return None
 
 
 def build_parser() -> argparse.ArgumentParser:

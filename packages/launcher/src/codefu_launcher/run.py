@@ -24,6 +24,7 @@ from pathlib import Path
 from types import FrameType
 
 from codefu_launcher.auth import AUTH_SECRET_ENV, AuthError, auth_environment
+from codefu_launcher.cuda import CudaError, cuda_environment
 from codefu_launcher.plan import ClusterPlan
 
 log = logging.getLogger("codefu_launcher")
@@ -74,9 +75,18 @@ PASS_PREFIXES = (
     "WANDB_",
     "MLFLOW_",
     "AWS_",
-    "RAY_GRAFANA_",
-    "RAY_PROMETHEUS_",
+    "RAY_",  # Ray's own settings (RAY_DEDUP_LOGS, RAY_GRAFANA_*, ...); never its auth
+    "OFI_NCCL_",
+    "GLOO_",
+    "RDMAV_",
+    "TRITON_",
+    "TORCHINDUCTOR_",
+    "OMP_",
+    "MKL_",
+    "KMP_",
+    "XDG_",
 )
+# The launcher sets these itself; a value from the job is never passed on.
 NEVER_PASS = frozenset({AUTH_SECRET_ENV, "RAY_AUTH_TOKEN", "RAY_AUTH_MODE", "RAY_ADDRESS"})
 
 
@@ -113,14 +123,27 @@ class RunSettings:
 
 
 def minimal_environment(env: Mapping[str, str], extra: Sequence[str] = ()) -> dict[str, str]:
-    """The allow-listed subset of `env` (names, prefixes, plus `extra` and CODEFU_PASS_ENV)."""
-    wanted = set(PASS_NAMES) | set(extra)
-    wanted |= {n.strip() for n in env.get(PASS_ENV_ENV, "").split(",") if n.strip()}
+    """The allow-listed subset of `env` (names, prefixes, plus `extra` and CODEFU_PASS_ENV).
+
+    A submitted job's CODEFU_PASS_ENV lists every name the user set in its environment,
+    so all of them pass.
+    """
+    wanted = set(PASS_NAMES) | set(extra) | pass_env_names(env)
     return {
         k: v
         for k, v in env.items()
         if k not in NEVER_PASS and (k in wanted or k.startswith(PASS_PREFIXES))
     }
+
+
+def pass_env_names(env: Mapping[str, str]) -> set[str]:
+    """The names listed in CODEFU_PASS_ENV (comma separated)."""
+    return {n.strip() for n in env.get(PASS_ENV_ENV, "").split(",") if n.strip()}
+
+
+def withheld_names(env: Mapping[str, str], passed: Mapping[str, str]) -> list[str]:
+    """Names of `env` that are not passed on, for the log (values never appear)."""
+    return sorted(k for k in env if k not in passed)
 
 
 def exit_code_of(returncode: int) -> int:
@@ -255,6 +278,16 @@ class Launcher:
         except AuthError as exc:
             raise LaunchError(str(exc)) from exc
         self.base_env = minimal_environment(env, settings.extra_env)
+        missing = sorted(pass_env_names(env) - set(env))
+        if missing:
+            log.warning("%s names %s, which this host's environment lacks", PASS_ENV_ENV, missing)
+        withheld = withheld_names(env, self.base_env)
+        if withheld:
+            log.info(
+                "Not passed to Ray and the entrypoint (pass one with --pass-env NAME or %s): %s",
+                PASS_ENV_ENV,
+                ", ".join(withheld),
+            )
         self.ray: RayNode | None = None
         self.child: subprocess.Popen[bytes] | None = None
         self._stopping = False
@@ -270,6 +303,7 @@ class Launcher:
         previous = {s: signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGINT)}
         self._install_signal_handlers()
         try:
+            self._check_cuda()
             return self._run_head() if self.plan.is_head else self._run_worker()
         except Terminated as t:
             log.warning("Received signal %d: stopping Ray", t.signum)
@@ -285,6 +319,14 @@ class Launcher:
                 self.ray.stop()
             for s, handler in previous.items():
                 signal.signal(s, handler)
+
+    def _check_cuda(self) -> None:
+        """On GPU hosts: the driver runs the image's CUDA (forward compatibility if needed)."""
+        try:
+            changed = cuda_environment(self.env, self.plan.num_gpus)
+        except CudaError as exc:
+            raise LaunchError(f"{self.plan.host}: {exc}") from exc
+        self.base_env.update(changed)
 
     def _install_signal_handlers(self) -> None:
         for s in (signal.SIGTERM, signal.SIGINT):

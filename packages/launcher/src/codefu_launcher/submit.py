@@ -1,23 +1,27 @@
 """Submit a SageMaker training job whose hosts form one Ray cluster.
 
 `submit(spec)` builds a sagemaker-train `ModelTrainer`: the training image, source code
-whose command is `codefu-launcher run -- <entrypoint>`, compute (one instance type or
-instance groups), input channels, checkpoints (/opt/ml/checkpoints synced with an S3
-prefix named after the run, so a resubmitted run resumes), a retry strategy, stopping
-condition, keep-alive and environment (NCCL/EFA settings by instance type, and where the
-hosts read the Ray auth secret: `codefu_launcher.auth`). A dry run executes the same code
-against `codefu_launcher.offline_aws`, so the request it prints is the one the SDK builds,
-and nothing reaches AWS.
+whose command is `codefu-launcher run [LAUNCHER OPTIONS] -- <entrypoint>`, compute (one
+instance type or instance groups), input channels (a local directory is staged once in S3
+under a prefix named by its content, so resubmitting the same files uploads nothing),
+checkpoints (/opt/ml/checkpoints synced with an S3 prefix named after the run, so a
+resubmitted run resumes), a retry strategy, stopping condition, keep-alive and environment
+(NCCL/EFA settings by instance type, the names of the user's entries for the launcher to
+pass on, and where the hosts read the Ray auth secret: `codefu_launcher.auth`). A dry run
+executes the same code against `codefu_launcher.offline_aws`, so the request it prints is
+the one the SDK builds, and nothing reaches AWS.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
+import secrets
 import shlex
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
@@ -37,14 +41,30 @@ from codefu_launcher.offline_aws import (
     with_placeholders,
 )
 from codefu_launcher.plan import HOMOGENEOUS_GROUP, gpus_for_instance_type
+from codefu_launcher.run import NEVER_PASS, PASS_ENV_ENV
 
 CHECKPOINT_LOCAL_PATH = "/opt/ml/checkpoints"
 ROLE_ENV = "SAGEMAKER_ROLE_ARN"
 ROLE_PLACEHOLDER = f"arn:aws:iam::{STAND_IN_ACCOUNT}:role/<unset: set {ROLE_ENV}>"
 DRY_RUN_REGION = "us-east-1"  # a dry run's region when none is configured
 RUN_NAME_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
+# A job is named <base>-<random suffix>-<the SDK's timestamp, to the second>: the suffix
+# keeps two submissions of one second apart, and SageMaker allows 63 characters.
+JOB_SUFFIX_HEX = 6
+MAX_BASE_JOB_NAME = 63 - len("-yyyymmddHHMMSS") - 1 - JOB_SUFFIX_HEX
+BASE_JOB_NAME_PATTERN = re.compile(r"[A-Za-z0-9]([A-Za-z0-9_-]*[A-Za-z0-9])?")
 # The environment entries that only submission sets (the Ray auth secret's whereabouts).
-SET_BY_SUBMISSION = (AUTH_SECRET_ENV, AUTH_PARAMETER_ENV, AUTH_REGION_ENV)
+SET_BY_SUBMISSION = (AUTH_SECRET_ENV, AUTH_PARAMETER_ENV, AUTH_REGION_ENV, PASS_ENV_ENV)
+# Names that look like credentials: a job's Environment is shown by DescribeTrainingJob
+# and the console to anyone allowed to read the job, so submission refuses them.
+SECRET_NAME = re.compile(
+    r"(^|_)(SECRET|SECRETS|PASSWORD|PASSWD|TOKEN|API_?KEY|PRIVATE_KEY|CREDENTIALS?|"
+    r"ACCESS_KEY(_ID)?|SESSION_TOKEN)(_|$)",
+    re.IGNORECASE,
+)
+# Launcher options the spec sets itself (not through launcher_args).
+SPEC_OWNED_OPTIONS = ("--head-instance-group",)
+STAGED_PREFIX = "codefu-staged"  # <root>/codefu-staged/<channel>/<content digest>/
 # The SDK's driver script runs the command from this quoted heredoc with `eval "$CMD"`.
 DRIVER_SCRIPT = "sm_train.sh"
 COMMAND_HEREDOC = ("<<'SAGEMAKER_BASE_COMMAND_EOF'\n", "\nSAGEMAKER_BASE_COMMAND_EOF\n")
@@ -103,8 +123,30 @@ class JobSpec:
     max_runtime_seconds: int = 5 * 24 * 3600
     keep_alive_seconds: int = 0
     volume_size_gb: int = 200
+    # Every host's environment. Each name reaches Ray and the entrypoint on every host
+    # (submission lists them in CODEFU_PASS_ENV); credential-like names are refused.
     environment: dict[str, str] = field(default_factory=dict)
+    # `codefu-launcher run` options, e.g. ["--metrics-export-port=8080"] (checked here).
+    launcher_args: list[str] = field(default_factory=list)
+    # Heterogeneous jobs: channel name -> the instance groups that get it (others: all).
+    channel_instance_groups: dict[str, list[str]] = field(default_factory=dict)
+    # Where local input directories are staged; None: <output_s3_uri or the SDK's default
+    # bucket[/prefix]>. Objects go under <root>/codefu-staged/<channel>/<digest>/.
+    staging_s3_uri: str | None = None
+    # SageMaker remote debugging (SSM sessions into the hosts, e.g. the Ray dashboard).
+    remote_debug: bool = False
     dry_run: bool = False
+
+
+@dataclass
+class StagedChannel:
+    """A local directory as an S3 prefix named by its content."""
+
+    source: str
+    s3_uri: str
+    files: int
+    size_bytes: int
+    uploaded: int  # files this submission uploaded (0: every file was already there)
 
 
 @dataclass
@@ -114,6 +156,7 @@ class SubmitResult:
     request: dict[str, Any]  # the CreateTrainingJob request as the SDK built it
     command: str | None  # dry run: the command in the SDK's driver script
     resolved: dict[str, Any]  # the spec after defaults
+    staged: dict[str, StagedChannel] = field(default_factory=dict)  # local channels
 
 
 def nccl_environment(instance_types: list[str]) -> dict[str, str]:
@@ -126,7 +169,7 @@ def nccl_environment(instance_types: list[str]) -> dict[str, str]:
     return env
 
 
-def launcher_command(head_instance_group: str | None) -> str:
+def launcher_command(head_instance_group: str | None, launcher_args: Sequence[str] = ()) -> str:
     """The job's command: the launcher, whose arguments after `--` are the entrypoint.
 
     The SDK's driver script runs the command with `eval` in a bash that does not forward
@@ -136,6 +179,7 @@ def launcher_command(head_instance_group: str | None) -> str:
     parts = ["exec", "codefu-launcher", "run"]
     if head_instance_group:
         parts += ["--head-instance-group", shlex.quote(head_instance_group)]
+    parts += [shlex.quote(a) for a in launcher_args]
     return " ".join([*parts, "--"])
 
 
@@ -166,18 +210,21 @@ def validate(spec: JobSpec) -> list[str]:
             "An entrypoint argument contains a newline or NUL byte; the SDK's driver script "
             "carries the command in a heredoc, one line: remove them."
         )
+    if len(spec.base_job_name) > MAX_BASE_JOB_NAME or not BASE_JOB_NAME_PATTERN.fullmatch(
+        spec.base_job_name
+    ):
+        raise SubmitError(
+            f"base_job_name {spec.base_job_name!r} must be 1-{MAX_BASE_JOB_NAME} letters, digits, "
+            "'-' or '_', starting and ending with a letter or digit: the job is named "
+            "<base_job_name>-<random>-<timestamp>, at most 63 characters."
+        )
     if not RUN_NAME_PATTERN.fullmatch(run_name(spec)):
         raise SubmitError(
             f"run name {run_name(spec)!r} must be 1-128 letters, digits, '.', '_' or '-' and "
             "start with a letter or digit (it names the run's S3 checkpoint prefix)."
         )
-    reserved = sorted(set(spec.environment) & set(SET_BY_SUBMISSION))
-    if reserved:
-        raise SubmitError(
-            f"environment sets {reserved}: the job's environment is readable by anyone "
-            "allowed DescribeTrainingJob, so the Ray auth secret never goes there; submission "
-            "stores it in Parameter Store itself. Remove them."
-        )
+    check_environment(spec.environment)
+    check_launcher_args(spec.launcher_args)
     if bool(spec.instance_type) == bool(spec.instance_groups):
         raise SubmitError(
             "Set exactly one of instance_type (+ instance_count) for a homogeneous cluster or "
@@ -203,6 +250,17 @@ def validate(spec: JobSpec) -> list[str]:
             "A heterogeneous job needs head_instance_group: the group whose first host runs "
             f"the entrypoint (one of {names})."
         )
+    for channel, groups in spec.channel_instance_groups.items():
+        if channel not in spec.input_channels:
+            raise SubmitError(
+                f"channel_instance_groups names {channel!r}, which is not an input channel "
+                f"({sorted(spec.input_channels)})."
+            )
+        if not spec.instance_groups or not groups or not set(groups) <= set(names):
+            raise SubmitError(
+                f"channel_instance_groups[{channel!r}]={groups}: give a non-empty subset of the "
+                f"job's instance groups {names or '(none: a homogeneous job has no groups)'}."
+            )
     if spec.max_runtime_seconds < 1 or spec.keep_alive_seconds < 0 or spec.volume_size_gb < 1:
         raise SubmitError("max_runtime_seconds and volume_size_gb must be > 0, keep_alive >= 0.")
     if not 0 <= spec.max_retry_attempts <= 30:
@@ -222,10 +280,52 @@ def validate(spec: JobSpec) -> list[str]:
     return problems
 
 
+def check_environment(environment: dict[str, str]) -> None:
+    """Refuse entries the job must not carry: the launcher's own, and credentials."""
+    reserved = sorted(set(environment) & (set(SET_BY_SUBMISSION) | NEVER_PASS))
+    if reserved:
+        raise SubmitError(
+            f"environment sets {reserved}: submission and the launcher set these themselves "
+            "(the Ray auth secret is stored in Parameter Store, never in the job; "
+            f"{PASS_ENV_ENV} is the list of your entries). Remove them."
+        )
+    secret_like = sorted(name for name in environment if SECRET_NAME.search(name))
+    if secret_like:
+        raise SubmitError(
+            f"environment sets {secret_like}, which look like credentials: a job's Environment "
+            "is shown by DescribeTrainingJob and the SageMaker console to anyone allowed to "
+            "read the job. Give the job's execution role access instead (S3 for a staged "
+            "model: model.path=s3://...; a SageMaker managed MLflow ARN for tracking), and "
+            "remove them."
+        )
+    bad = sorted(n for n in environment if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", n))
+    if bad:
+        raise SubmitError(f"environment names {bad} are not valid variable names.")
+
+
+def check_launcher_args(args: Sequence[str]) -> None:
+    """Refuse launcher options that `codefu-launcher run` would not accept."""
+    from codefu_launcher.cli import run_option_errors
+
+    owned = [a for a in args if a.split("=", 1)[0] in SPEC_OWNED_OPTIONS]
+    if owned:
+        raise SubmitError(
+            f"launcher_args {owned}: set head_instance_group in the job spec instead."
+        )
+    error = run_option_errors(list(args))
+    if error:
+        raise SubmitError(
+            f"launcher_args {list(args)} are not valid `codefu-launcher run` options: {error}. "
+            "Run `codefu-launcher run --help` for the list."
+        )
+
+
 def job_environment(spec: JobSpec) -> dict[str, str]:
     """Environment of every host: NCCL/EFA defaults, launcher settings, the user's entries.
 
-    Submission adds where the hosts read the Ray auth secret (`auth.store_job_secret`).
+    The names of the user's entries go into CODEFU_PASS_ENV, so the launcher hands every
+    one of them to Ray and the entrypoint. Submission adds where the hosts read the Ray
+    auth secret (`auth.store_job_secret`).
     """
     types = [g.instance_type for g in _groups(spec)]
     gpu_types = [t for t in types if (gpus_for_instance_type(t) or 0) > 0]
@@ -233,6 +333,8 @@ def job_environment(spec: JobSpec) -> dict[str, str]:
     if spec.head_instance_group:
         env["CODEFU_HEAD_INSTANCE_GROUP"] = spec.head_instance_group
     env.update(spec.environment)
+    if spec.environment:
+        env[PASS_ENV_ENV] = ",".join(sorted(spec.environment))
     return env
 
 
@@ -244,13 +346,16 @@ def checkpoint_s3_uri(spec: JobSpec, sagemaker_session: Any) -> str:
     """
     if spec.checkpoint_s3_uri:
         return spec.checkpoint_s3_uri
-    if spec.output_s3_uri:
-        root = spec.output_s3_uri.rstrip("/")
-    else:
-        root = f"s3://{sagemaker_session.default_bucket()}"
-        prefix = (sagemaker_session.default_bucket_prefix or "").strip("/")
-        root += f"/{prefix}" if prefix else ""
-    return f"{root}/{run_name(spec)}/checkpoints"
+    return f"{_s3_root(spec.output_s3_uri, sagemaker_session)}/{run_name(spec)}/checkpoints"
+
+
+def _s3_root(configured: str | None, sagemaker_session: Any) -> str:
+    """`configured` without its trailing slash, else s3://<SDK default bucket>[/<prefix>]."""
+    if configured:
+        return configured.rstrip("/")
+    root = f"s3://{sagemaker_session.default_bucket()}"
+    prefix = (sagemaker_session.default_bucket_prefix or "").strip("/")
+    return root + (f"/{prefix}" if prefix else "")
 
 
 def _trainer(spec: JobSpec, env: dict[str, str], role: str, sagemaker_session: Any) -> Any:
@@ -260,6 +365,7 @@ def _trainer(spec: JobSpec, env: dict[str, str], role: str, sagemaker_session: A
         Compute,
         InstanceGroup,
         OutputDataConfig,
+        RemoteDebugConfig,
         RetryStrategy,
         SourceCode,
         StoppingCondition,
@@ -287,17 +393,21 @@ def _trainer(spec: JobSpec, env: dict[str, str], role: str, sagemaker_session: A
             volume_size_in_gb=spec.volume_size_gb,
             keep_alive_period_in_seconds=keep_alive,
         )
-    optional: dict[str, Any] = {}
-    if spec.output_s3_uri:
-        optional["output_data_config"] = OutputDataConfig(s3_output_path=spec.output_s3_uri)
+    # The SDK names the job <its base name>-<timestamp to the second>; a random part in
+    # that base name keeps two submissions of one second apart. Uploads and outputs stay
+    # under the spec's own base name, as without it.
+    unique_base = f"{spec.base_job_name}-{secrets.token_hex(JOB_SUFFIX_HEX // 2)}"
+    output = spec.output_s3_uri or _s3_root(None, sagemaker_session) + f"/{spec.base_job_name}"
     trainer = ModelTrainer(
         sagemaker_session=sagemaker_session,
         role=role,
         training_image=spec.image_uri,
-        base_job_name=spec.base_job_name,
+        base_job_name=unique_base,
+        input_s3_key_prefix=spec.base_job_name,
+        output_data_config=OutputDataConfig(s3_output_path=output),
         source_code=SourceCode(
             source_dir=spec.source_dir,
-            command=launcher_command(spec.head_instance_group),
+            command=launcher_command(spec.head_instance_group, spec.launcher_args),
             args=list(spec.entrypoint),
         ),
         compute=compute,
@@ -306,10 +416,11 @@ def _trainer(spec: JobSpec, env: dict[str, str], role: str, sagemaker_session: A
             s3_uri=checkpoint_s3_uri(spec, sagemaker_session), local_path=CHECKPOINT_LOCAL_PATH
         ),
         environment=env,
-        **optional,
     )
     if spec.max_retry_attempts:
         trainer.with_retry_strategy(RetryStrategy(maximum_retry_attempts=spec.max_retry_attempts))
+    if spec.remote_debug:
+        trainer.with_remote_debug_config(RemoteDebugConfig(enable_remote_debug=True))
     return trainer
 
 
@@ -333,12 +444,16 @@ def _create_job(
     role: str,
     boto_session: Any,
     sagemaker_config: dict[str, Any] | None = None,
+    *,
     wait: bool = False,
-) -> dict[str, Any]:
-    """Store the Ray secret, build the job with the SDK and send CreateTrainingJob.
+    upload: bool = True,
+) -> tuple[dict[str, Any], dict[str, StagedChannel]]:
+    """Store the Ray secret, stage local channels, build the job with the SDK and send
+    CreateTrainingJob.
 
-    Returns the request as sent (JSON-like). Against `offline_aws` the SDK's call stops
-    at CreateTrainingJob and the request is returned all the same.
+    Returns the request as sent (JSON-like) and the staged channels. Against
+    `offline_aws` (`upload=False`) nothing is uploaded, the SDK's call stops at
+    CreateTrainingJob and the request is returned all the same.
     """
     from sagemaker.core.helper.session_helper import Session
 
@@ -348,20 +463,121 @@ def _create_job(
         raise SubmitError(str(exc)) from exc
     with _captured(boto_session, CREATE_JOB_EVENT) as sent:
         session = Session(boto_session=boto_session, sagemaker_config=sagemaker_config)
+        staged = _stage_channels(spec, session, boto_session, upload)
         trainer = _trainer(spec, env, role, session)
-        input_data = [_input(name, source) for name, source in spec.input_channels.items()]
+        input_data = [
+            _input(
+                name,
+                staged[name].s3_uri if name in staged else source,
+                spec.channel_instance_groups.get(name),
+            )
+            for name, source in spec.input_channels.items()
+        ]
         with suppress(NotSent):  # only `offline_aws` raises it: the dry run ends there
             trainer.train(input_data_config=input_data or None, wait=wait, logs=wait)
     if len(sent) != 1:
         raise SubmitError(f"The SageMaker SDK sent {len(sent)} CreateTrainingJob requests, not 1.")
     request: dict[str, Any] = json.loads(json.dumps(sent[0], default=str))
-    return request
+    return request, staged
 
 
-def _input(name: str, source: str) -> Any:
-    from sagemaker.core.training.configs import InputData
+def _input(name: str, source: str, groups: list[str] | None) -> Any:
+    from sagemaker.core.training.configs import InputData, S3DataSource
 
-    return InputData(channel_name=name, data_source=source)
+    if not groups:
+        return InputData(channel_name=name, data_source=source)
+    # Only these instance groups download the channel (the SDK then gives its own code
+    # and driver channels to every group, as SageMaker requires).
+    return InputData(
+        channel_name=name,
+        data_source=S3DataSource(
+            s3_data_type="S3Prefix",
+            s3_uri=source,
+            s3_data_distribution_type="FullyReplicated",
+            instance_group_names=list(groups),
+        ),
+    )
+
+
+def directory_files(root: Path) -> list[tuple[str, Path]]:
+    """(relative POSIX path, path) of every file under `root`, symlinks followed, sorted."""
+    found: list[tuple[str, Path]] = []
+    for dirpath, _, filenames in os.walk(root, followlinks=True):
+        for name in filenames:
+            path = Path(dirpath) / name
+            if path.is_file():
+                found.append((path.relative_to(root).as_posix(), path))
+    return sorted(found)
+
+
+def content_digest(files: list[tuple[str, Path]]) -> str:
+    """A digest of the files' relative paths and bytes: equal for equal directories."""
+    total = hashlib.sha256()
+    for rel, path in files:
+        one = hashlib.sha256()
+        with path.open("rb") as fh:
+            for block in iter(lambda: fh.read(1 << 20), b""):
+                one.update(block)
+        total.update(f"{rel}\0{path.stat().st_size}\0{one.hexdigest()}\n".encode())
+    return total.hexdigest()[:16]
+
+
+def stage_directory(
+    source: str, channel: str, root: str, boto_session: Any, upload: bool
+) -> StagedChannel:
+    """Put a local directory under <root>/codefu-staged/<channel>/<digest>/ once.
+
+    The prefix is named by the directory's content, so a later submission of the same
+    files finds them there and uploads nothing; changed files get a new prefix. With
+    `upload=False` (dry run) only the prefix is computed.
+    """
+    files = directory_files(Path(source))
+    if not files:
+        raise SubmitError(f"Input channel {channel!r}: {source} has no files.")
+    digest = content_digest(files)
+    uri = f"{root}/{STAGED_PREFIX}/{channel}/{digest}/"
+    size = sum(path.stat().st_size for _, path in files)
+    uploaded = 0
+    if upload:
+        from botocore.exceptions import ClientError
+
+        bucket, _, prefix = uri.removeprefix("s3://").partition("/")
+        s3 = boto_session.client("s3")
+        for rel, path in files:
+            key = prefix + rel
+            try:
+                head = s3.head_object(Bucket=bucket, Key=key)
+                if head.get("ContentLength") == path.stat().st_size:
+                    continue
+            except ClientError as exc:
+                if exc.response.get("Error", {}).get("Code") not in {"404", "NoSuchKey"}:
+                    raise SubmitError(
+                        f"Cannot stage {source} in {uri}: S3 answered {exc}. Your identity "
+                        "needs s3:GetObject, s3:PutObject and s3:ListBucket there."
+                    ) from exc
+            s3.upload_file(str(path), bucket, key)
+            uploaded += 1
+    return StagedChannel(source, uri, len(files), size, uploaded)
+
+
+def _stage_channels(
+    spec: JobSpec, sagemaker_session: Any, boto_session: Any, upload: bool
+) -> dict[str, StagedChannel]:
+    local = {k: v for k, v in spec.input_channels.items() if not v.startswith("s3://")}
+    if not local:
+        return {}
+    root = _s3_root(spec.staging_s3_uri or spec.output_s3_uri, sagemaker_session)
+    staged = {}
+    for name, source in local.items():
+        staged[name] = stage_directory(source, name, root, boto_session, upload)
+        done = staged[name]
+        what = f"{done.uploaded} of {done.files} files uploaded" if upload else "dry run"
+        print(
+            f"codefu-launcher submit: channel {name!r}: {source} -> {done.s3_uri} "
+            f"({done.files} files, {done.size_bytes / 1e6:.1f} MB; {what})",
+            file=sys.stderr,
+        )
+    return staged
 
 
 def _dry_run_config(boto_session: Any) -> dict[str, Any]:
@@ -407,7 +623,9 @@ def dry_run(spec: JobSpec, role: str | None, notes: list[str]) -> SubmitResult:
     )
     with _captured(session, "provide-client-params.s3.PutObject") as uploads:
         config = _dry_run_config(session)
-        request = _create_job(present, role or ROLE_PLACEHOLDER, session, config)
+        request, staged = _create_job(
+            present, role or ROLE_PLACEHOLDER, session, config, upload=False
+        )
         scripts = [u["Body"].read().decode() for u in uploads if u["Key"].endswith(DRIVER_SCRIPT)]
     command = _driver_command(scripts[0]) if scripts else None
     request = with_placeholders(request)
@@ -416,21 +634,31 @@ def dry_run(spec: JobSpec, role: str | None, notes: list[str]) -> SubmitResult:
         f"<account>; {AUTH_PARAMETER_ENV}'s version 0 stands for the version a submission "
         "writes)."
     )
-    resolved = _resolved(spec, role, request, notes)
+    if staged:
+        notes.append(
+            "Local channels show the S3 prefix their content is staged under; a real "
+            "submission uploads only the files not already there."
+        )
+    resolved = _resolved(spec, role, request, notes, staged)
     print(json.dumps({"request": request, "command": command, "resolved_spec": resolved}, indent=2))
     for note in notes:
         print(f"codefu-launcher submit (dry run) note: {note}", file=sys.stderr)
-    return SubmitResult(None, True, request, command, resolved)
+    return SubmitResult(None, True, request, command, resolved, staged)
 
 
 def _resolved(
-    spec: JobSpec, role: str | None, request: dict[str, Any], notes: list[str]
+    spec: JobSpec,
+    role: str | None,
+    request: dict[str, Any],
+    notes: list[str],
+    staged: dict[str, StagedChannel],
 ) -> dict[str, Any]:
     return {
         **asdict(spec),
         "role_arn": role,
         "run_name": run_name(spec),
         "checkpoint_s3_uri": request["CheckpointConfig"]["S3Uri"],
+        "staged_channels": {name: asdict(ch) for name, ch in staged.items()},
         "notes": notes,
     }
 
@@ -483,13 +711,14 @@ def submit(spec: JobSpec, boto_session: Any = None, wait: bool = False) -> Submi
             "see docs/sagemaker.md) or role_arn in the job spec."
         )
     session = boto_session or _boto_session(spec)
-    request = _create_job(spec, role, session, wait=wait)
+    request, staged = _create_job(spec, role, session, wait=wait)
     job_name = str(request["TrainingJobName"])
     print(
         f"Submitted SageMaker training job {job_name} in {session.region_name}; checkpoints "
         f"sync with {request['CheckpointConfig']['S3Uri']}."
     )
-    return SubmitResult(job_name, False, request, None, _resolved(spec, role, request, notes))
+    resolved = _resolved(spec, role, request, notes, staged)
+    return SubmitResult(job_name, False, request, None, resolved, staged)
 
 
 def spec_from_dict(data: dict[str, Any]) -> JobSpec:
