@@ -27,6 +27,8 @@ import pytest
 pytestmark = [pytest.mark.netns, pytest.mark.ray, pytest.mark.slow]
 
 N_HOSTS = 3
+# What a user sets in the job spec's environment: it reaches Ray and the entrypoint.
+USER_ENV = {"RAY_DEDUP_LOGS": "0", "GLOO_SOCKET_IFNAME": "eth0", "MY_TOOL_SETTING": "7"}
 LAUNCHER = str(Path(sys.executable).with_name("codefu-launcher"))
 
 
@@ -152,17 +154,28 @@ ENTRYPOINT = textwrap.dedent(
         ).remote()
         for n in nodes
     ])
+    @ray.remote(num_cpus=0)
+    def knob():
+        return os.environ.get("GLOO_SOCKET_IFNAME")
+
+    knobs = ray.get([
+        knob.options(
+            scheduling_strategy=NodeAffinitySchedulingStrategy(n["NodeID"], soft=False)
+        ).remote()
+        for n in nodes
+    ])
     judged = ray.get(where.options(num_cpus=1, resources={"judge": 1}).remote())
     group = "instance_group:" + sys.argv[2]  # every worker of that group has it
     grouped = ray.get(where.options(resources={group: 0.5}).remote())
     out = sys.argv[1]
     with open(out + ".tmp", "w") as f:
         json.dump({"nodes": len(nodes), "task_ips": ips, "judge_ip": judged,
-                   "group_ip": grouped, "env": sorted(os.environ),
+                   "group_ip": grouped, "env": sorted(os.environ), "worker_knobs": knobs,
+                   "user_env": {k: os.environ.get(k) for k in sys.argv[4].split(",")},
                    "cpus": {n["NodeManagerAddress"]: n["Resources"].get("CPU", 0)
                             for n in nodes}}, f)
     os.rename(out + ".tmp", out)
-    if len(sys.argv) > 3:  # hold the cluster until killed
+    if float(sys.argv[3]):  # hold the cluster until killed
         time.sleep(float(sys.argv[3]))
     """
 )
@@ -182,8 +195,12 @@ class Job:
     def start(self, host: str, *extra: str, entrypoint: list[str] | None = None) -> None:
         rc = self.workdir / f"{host}.json"
         rc.write_text(json.dumps(resource_config(self.members, host, self.groups)))
+        from codefu_launcher.submit import JobSpec, job_environment
+
+        spec = JobSpec("e2e", "image", instance_type="ml.c5.xlarge", environment=USER_ENV)
         env = {
             **os.environ,
+            **job_environment(spec),  # as a submission sets it
             "CODEFU_RAY_AUTH_SECRET": self.secret,
             "UNRELATED_CANARY": "must-not-reach-the-entrypoint",
         }
@@ -266,12 +283,13 @@ def test_heterogeneous_cluster_forms_with_a_late_worker_and_runs_on_every_node(
     """Head group `coord` (coordinator-only head), worker group `cpu`; algo-3 boots late."""
     job.groups = {"coord": ["algo-1"], "cpu": ["algo-2", "algo-3"]}
     result = job.workdir / "result.json"
-    entry = [sys.executable, "-c", ENTRYPOINT, str(result), "cpu"]
+    entry = [sys.executable, "-c", ENTRYPOINT, str(result), "cpu", "0", ",".join(USER_ENV)]
     job.start(
         "algo-1",
         "--wait-timeout=150",
         "--head-instance-group=coord",
         "--coordinator-only-head",
+        "--metrics-export-port=18123",
         entrypoint=entry,
     )
     for host in ("algo-2", "algo-3"):
@@ -292,6 +310,11 @@ def test_heterogeneous_cluster_forms_with_a_late_worker_and_runs_on_every_node(
     assert {"RAY_ADDRESS", "RAY_AUTH_MODE", "RAY_AUTH_TOKEN", "PATH"} <= set(out["env"])
     assert "UNRELATED_CANARY" not in out["env"]
     assert "CODEFU_RAY_AUTH_SECRET" not in out["env"]
+    # What the user set at submission reached the entrypoint and Ray's workers everywhere.
+    assert out["user_env"] == USER_ENV
+    assert out["worker_knobs"] == ["eth0"] * 3
+    starts = [line for line in job.log("algo-1").splitlines() if "Starting Ray:" in line]
+    assert starts and "--metrics-export-port=18123" in starts[0]
     assert all(job.failure(h) is None for h in job.procs)
 
 
@@ -318,7 +341,7 @@ def test_missing_and_unauthenticated_workers_fail_the_head_in_time(job: Job) -> 
 
 def test_workers_exit_zero_when_the_head_goes(job: Job) -> None:
     result = job.workdir / "result.json"
-    entry = [sys.executable, "-c", ENTRYPOINT, str(result), "homogeneousCluster", "600"]
+    entry = [sys.executable, "-c", ENTRYPOINT, str(result), "homogeneousCluster", "600", "PATH"]
     for host in ("algo-2", "algo-3"):
         job.start(host)
     job.start("algo-1", "--wait-timeout", "150", entrypoint=entry)

@@ -59,3 +59,71 @@ def test_resolve_retries_then_names_the_host() -> None:
     with pytest.raises(LaunchError, match=r"no-such-host\.invalid"):
         resolve_host("no-such-host.invalid", timeout=3.0, sleep=slept.append)
     assert slept and slept == sorted(slept)  # backoff grows
+
+
+def test_what_a_submission_sets_reaches_ray_and_the_entrypoint_but_no_secret(
+    tmp_path: Path,
+) -> None:
+    """The job environment a submission builds, read by the launcher on a host."""
+    from codefu_launcher.plan import PlanOptions, make_plan, parse_resource_config
+    from codefu_launcher.run import Launcher, RunSettings
+    from codefu_launcher.submit import JobSpec, job_environment
+
+    user = {
+        "RAY_DEDUP_LOGS": "0",
+        "GLOO_SOCKET_IFNAME": "eth0",
+        "RDMAV_FORK_SAFE": "1",
+        "MY_TOOL_SETTING": "7",  # no known prefix: passes because the user set it
+    }
+    spec = JobSpec("j", "img", instance_type="ml.p4de.24xlarge", environment=user)
+    job_env = {
+        **job_environment(spec),
+        "PATH": "/usr/bin",
+        "SAGEMAKER_INTERNAL_THING": "x",  # the container's own: stays out
+        AUTH_SECRET_ENV: "job-secret",
+        "RAY_AUTH_TOKEN": "stale",
+    }
+    rc = parse_resource_config(
+        {
+            "current_host": "algo-1",
+            "hosts": ["algo-1"],
+            "instance_groups": [
+                {
+                    "instance_group_name": "homogeneousCluster",
+                    "instance_type": "ml.p4de.24xlarge",
+                    "hosts": ["algo-1"],
+                }
+            ],
+        }
+    )
+    plan = make_plan(rc, job_env, PlanOptions(), cpu_count=4)
+    launcher = Launcher(plan, ["x"], job_env, RunSettings(failure_file=str(tmp_path / "f")))
+    for env in (launcher.base_env, launcher.ray_env()):
+        assert {k: env[k] for k in user} == user
+        assert env["FI_PROVIDER"] == "efa"  # the submission's NCCL/EFA defaults too
+        assert AUTH_SECRET_ENV not in env and "SAGEMAKER_INTERNAL_THING" not in env
+    assert launcher.ray_env()["RAY_AUTH_TOKEN"] != "stale"  # derived from the job secret
+    assert "RAY_AUTH_TOKEN" not in launcher.base_env
+
+
+def test_an_unpassed_name_is_logged_without_its_value(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    from codefu_launcher.plan import PlanOptions, make_plan, parse_resource_config
+    from codefu_launcher.run import Launcher, RunSettings
+
+    rc = parse_resource_config(
+        {
+            "current_host": "algo-1",
+            "hosts": ["algo-1"],
+            "instance_groups": [
+                {"instance_group_name": "g", "instance_type": "ml.c5.xlarge", "hosts": ["algo-1"]}
+            ],
+        }
+    )
+    env = {"PATH": "/bin", "ODD_SETTING": "value-123", "CODEFU_PASS_ENV": "LISTED_BUT_ABSENT"}
+    plan = make_plan(rc, env, PlanOptions(), cpu_count=1)
+    with caplog.at_level("INFO", logger="codefu_launcher"):
+        Launcher(plan, ["x"], env, RunSettings(failure_file=str(tmp_path / "f")))
+    assert "ODD_SETTING" in caplog.text and "value-123" not in caplog.text
+    assert "LISTED_BUT_ABSENT" in caplog.text

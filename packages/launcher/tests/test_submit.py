@@ -512,3 +512,140 @@ def test_submit_cli_dry_run(
     path.write_text(json.dumps({**spec, "instance_typo": "x"}))
     assert main(["submit", "--spec", str(path)]) == 2
     assert "instance_typo" in capsys.readouterr().err
+
+
+def test_two_submissions_in_one_second_get_distinct_job_names(
+    aws: None, workdir: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The SDK's timestamp has one-second resolution: the random part keeps jobs apart."""
+    import datetime as real_datetime
+
+    import sagemaker.train.utils as sdk_utils
+
+    class FrozenClock(real_datetime.datetime):
+        @classmethod
+        def now(cls, tz: Any = None) -> Any:
+            return real_datetime.datetime(2026, 11, 25, 3, 0, 0)
+
+    monkeypatch.setattr(sdk_utils, "datetime", FrozenClock)
+    spec = small_job(workdir[0], base_job_name="codefu_p4de", run_name="same-second")
+    first, _ = run_submit(spec)
+    second, _ = run_submit(spec)
+    names = [first["TrainingJobName"], second["TrainingJobName"]]
+    assert names[0] != names[1]
+    for name in names:
+        assert re.fullmatch(r"codefu-p4de-[0-9a-f]{6}-20261125030000", name)
+    # Uploads and outputs stay under the spec's base name, not the random one.
+    assert first["OutputDataConfig"]["S3OutputPath"] == f"{DEFAULT_BUCKET}/codefu_p4de"
+    code = channel(first, "code")["DataSource"]["S3DataSource"]["S3Uri"]
+    assert code.startswith(f"{DEFAULT_BUCKET}/codefu_p4de/{names[0]}/")
+
+
+def staged_keys(session: Any, uri: str) -> list[str]:
+    bucket, _, prefix = uri.removeprefix("s3://").partition("/")
+    listed = session.client("s3").list_objects_v2(Bucket=bucket, Prefix=prefix)
+    return sorted(o["Key"] for o in listed.get("Contents", []))
+
+
+def test_a_local_channel_is_staged_once_and_restaged_when_it_changes(
+    aws: None, workdir: tuple[Path, Path]
+) -> None:
+    src, data = workdir
+    (data / "test.parquet").write_bytes(b"PAR1-test")
+    spec = small_job(src, run_name="stage", input_channels={"easy": str(data)})
+
+    def submitted() -> tuple[Any, Any]:
+        session = boto3.Session(region_name="us-east-1")
+        return submit(spec, boto_session=session), session
+
+    first, session = submitted()
+    uri = channel(first.request, "easy")["DataSource"]["S3DataSource"]["S3Uri"]
+    assert re.fullmatch(rf"{DEFAULT_BUCKET}/codefu-staged/easy/[0-9a-f]{{16}}/", uri)
+    assert [k.rsplit("/", 1)[1] for k in staged_keys(session, uri)] == [
+        "test.parquet",
+        "train.parquet",
+    ]
+    assert first.staged["easy"].uploaded == 2
+
+    # Same files again: the same prefix, nothing uploaded.
+    again, _ = submitted()
+    assert channel(again.request, "easy")["DataSource"]["S3DataSource"]["S3Uri"] == uri
+    assert again.staged["easy"].uploaded == 0 and again.staged["easy"].files == 2
+
+    # A changed file: a new prefix with both files; the old one is left as it was.
+    (data / "train.parquet").write_bytes(b"PAR1-changed")
+    changed, session = submitted()
+    new_uri = channel(changed.request, "easy")["DataSource"]["S3DataSource"]["S3Uri"]
+    assert new_uri != uri and changed.staged["easy"].uploaded == 2
+    assert read_s3_text(session, new_uri, "train.parquet") == "PAR1-changed"
+    assert read_s3_text(session, uri, "train.parquet") == "PAR1-not-really"
+
+    # The dry run names the prefix a submission would use, without uploading.
+    spec.dry_run = True
+    preview = submit(spec)
+    assert preview.staged["easy"].s3_uri == new_uri.replace(ACCOUNT, "<account>")
+    assert preview.staged["easy"].uploaded == 0
+
+
+def test_a_staging_bucket_that_does_not_exist_is_named(
+    aws: None, workdir: tuple[Path, Path]
+) -> None:
+    src, data = workdir
+    spec = small_job(src, input_channels={"d": str(data)}, staging_s3_uri="s3://no-such/x")
+    with pytest.raises(SubmitError, match=r"s3://no-such/x/codefu-staged/d/.*NoSuchBucket"):
+        submit(spec)
+
+
+def test_heterogeneous_channels_go_to_the_groups_that_need_them(
+    aws: None, workdir: tuple[Path, Path]
+) -> None:
+    src, _ = workdir
+    spec = small_job(
+        src,
+        instance_type=None,
+        instance_groups=[
+            InstanceGroupSpec("train", "ml.p4de.24xlarge", 2),
+            InstanceGroupSpec("judge", "ml.c7i.24xlarge", 2),
+        ],
+        head_instance_group="train",
+        input_channels={"model": "s3://b/models/qwen/", "easy": "s3://b/data/easy/"},
+        channel_instance_groups={"model": ["train"], "easy": ["train"]},
+    )
+    req, _ = run_submit(spec)
+    groups = {
+        c["ChannelName"]: c["DataSource"]["S3DataSource"].get("InstanceGroupNames")
+        for c in req["InputDataConfig"]
+    }
+    assert groups == {
+        "model": ["train"],
+        "easy": ["train"],
+        "code": ["train", "judge"],
+        "sm_drivers": ["train", "judge"],
+    }
+    assert channel(req, "model")["DataSource"]["S3DataSource"]["S3Uri"] == "s3://b/models/qwen/"
+
+
+def test_launcher_options_and_remote_debug_reach_the_request(
+    aws: None, workdir: tuple[Path, Path]
+) -> None:
+    src, _ = workdir
+    args = ["--metrics-export-port=8080", "--dashboard-host", "0.0.0.0", "--temp-dir=/tmp/r y"]
+    spec = small_job(src, launcher_args=args, remote_debug=True, entrypoint=["codefu-train"])
+    req, session = run_submit(spec)
+    assert command_of(req, session) == (
+        "exec codefu-launcher run --metrics-export-port=8080 --dashboard-host 0.0.0.0 "
+        "'--temp-dir=/tmp/r y' -- codefu-train"
+    )
+    assert req["RemoteDebugConfig"] == {"EnableRemoteDebug": True}
+    plain, _ = run_submit(small_job(src))
+    assert "RemoteDebugConfig" not in plain
+
+
+def test_every_user_entry_is_listed_for_the_launcher_to_pass_on(
+    aws: None, workdir: tuple[Path, Path]
+) -> None:
+    user = {"RAY_DEDUP_LOGS": "0", "GLOO_SOCKET_IFNAME": "eth0", "MY_KNOB": "7"}
+    req, _ = run_submit(small_job(workdir[0], environment=user))
+    env = req["Environment"]
+    assert {k: env[k] for k in user} == user
+    assert env["CODEFU_PASS_ENV"] == "GLOO_SOCKET_IFNAME,MY_KNOB,RAY_DEDUP_LOGS"

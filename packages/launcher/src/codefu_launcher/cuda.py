@@ -105,14 +105,15 @@ def cuda_environment(
     env: Mapping[str, str],
     num_gpus: int,
     driver: tuple[int, ...] | None = None,
-    compat_dir: str = COMPAT_DIR,
+    compat_dir: str | None = None,
     probe: Callable[[Mapping[str, str]], tuple[int, str]] = probe_cuda,
 ) -> dict[str, str]:
     """Environment changes this host needs for the image's CUDA (empty when none).
 
-    `driver` defaults to this host's. Raises CudaError when the driver is too old and
-    forward compatibility does not make CUDA work.
+    `driver` defaults to this host's, `compat_dir` to COMPAT_DIR. Raises CudaError when
+    the driver is too old and forward compatibility does not make CUDA work.
     """
+    compat_dir = compat_dir or COMPAT_DIR
     cuda = image_cuda_version(env)
     if num_gpus == 0 or cuda is None:
         return {}

@@ -550,7 +550,14 @@ def stage_directory(
                 if head.get("ContentLength") == path.stat().st_size:
                     continue
             except ClientError as exc:
-                if exc.response.get("Error", {}).get("Code") not in {"404", "NoSuchKey"}:
+                code = exc.response.get("Error", {}).get("Code")
+                if code == "NoSuchBucket":
+                    raise SubmitError(
+                        f"Cannot stage {source} in {uri}: the bucket does not exist "
+                        f"(NoSuchBucket). Create it, or set staging_s3_uri (Hydra: "
+                        "cluster.sagemaker.output_s3_uri) to a bucket that exists."
+                    ) from exc
+                if code not in {"404", "NoSuchKey"}:
                     raise SubmitError(
                         f"Cannot stage {source} in {uri}: S3 answered {exc}. Your identity "
                         "needs s3:GetObject, s3:PutObject and s3:ListBucket there."
@@ -567,17 +574,20 @@ def _stage_channels(
     if not local:
         return {}
     root = _s3_root(spec.staging_s3_uri or spec.output_s3_uri, sagemaker_session)
-    staged = {}
-    for name, source in local.items():
-        staged[name] = stage_directory(source, name, root, boto_session, upload)
-        done = staged[name]
-        what = f"{done.uploaded} of {done.files} files uploaded" if upload else "dry run"
+    return {
+        name: stage_directory(source, name, root, boto_session, upload)
+        for name, source in local.items()
+    }
+
+
+def _report_staged(staged: dict[str, StagedChannel], uploaded: bool) -> None:
+    for name, done in staged.items():
+        what = f"{done.uploaded} of {done.files} files uploaded" if uploaded else "dry run"
         print(
-            f"codefu-launcher submit: channel {name!r}: {source} -> {done.s3_uri} "
+            f"codefu-launcher submit: channel {name!r}: {done.source} -> {done.s3_uri} "
             f"({done.files} files, {done.size_bytes / 1e6:.1f} MB; {what})",
             file=sys.stderr,
         )
-    return staged
 
 
 def _dry_run_config(boto_session: Any) -> dict[str, Any]:
@@ -629,6 +639,8 @@ def dry_run(spec: JobSpec, role: str | None, notes: list[str]) -> SubmitResult:
         scripts = [u["Body"].read().decode() for u in uploads if u["Key"].endswith(DRIVER_SCRIPT)]
     command = _driver_command(scripts[0]) if scripts else None
     request = with_placeholders(request)
+    staged = {k: replace(v, s3_uri=with_placeholders(v.s3_uri)) for k, v in staged.items()}
+    _report_staged(staged, uploaded=False)
     notes.append(
         "Nothing was sent: AWS calls were answered on this machine (the account shows as "
         f"<account>; {AUTH_PARAMETER_ENV}'s version 0 stands for the version a submission "
@@ -712,6 +724,7 @@ def submit(spec: JobSpec, boto_session: Any = None, wait: bool = False) -> Submi
         )
     session = boto_session or _boto_session(spec)
     request, staged = _create_job(spec, role, session, wait=wait)
+    _report_staged(staged, uploaded=True)
     job_name = str(request["TrainingJobName"])
     print(
         f"Submitted SageMaker training job {job_name} in {session.region_name}; checkpoints "
