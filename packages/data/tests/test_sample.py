@@ -43,13 +43,25 @@ def test_validation_with_the_accepted_solutions(tmp_path: Path) -> None:
 
     if not hasattr(codefu_sandbox, "Judge") or shutil.which("g++") is None:
         pytest.skip("needs codefu_sandbox.Judge and g++")
-    plain = prepare(DataConfig(source=str(source), out_dir=str(tmp_path / "plain")), progress=False)
+    # Problems with several valid answers kept (judged against one output, as the
+    # reference does): their accepted solutions disagree under exact checking.
+    keep = {"keep_several_answers": True}
+    plain = prepare(
+        DataConfig(source=str(source), out_dir=str(tmp_path / "plain"), **keep), progress=False
+    )
     checked = prepare(
-        DataConfig(source=str(source), out_dir=str(tmp_path / "checked"), validate=True),
+        DataConfig(source=str(source), out_dir=str(tmp_path / "checked"), validate=True, **keep),
         progress=False,
     )
     stats = checked.manifest["validation"]
     assert stats["problems_validated"] > 0 and stats["solutions_run"] >= stats["problems_validated"]
-    # Problems with several valid answers: accepted solutions disagree under exact checking.
     assert checked.manifest["totals"]["dropped"].get("accepted_solutions_disagree", 0) >= 1
     assert checked.manifest["totals"]["kept"] < plain.manifest["totals"]["kept"]
+    # By default the statements' rules drop those problems before any solution runs.
+    default = prepare(
+        DataConfig(source=str(source), out_dir=str(tmp_path / "default"), validate=True),
+        progress=False,
+    )
+    dropped = default.manifest["totals"]["dropped"]
+    assert dropped.get("several_valid_answers", 0) == 2
+    assert dropped.get("accepted_solutions_disagree", 0) == 0

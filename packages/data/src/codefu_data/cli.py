@@ -114,6 +114,15 @@ def summary_table(manifest: dict[str, Any]) -> str:
         f"read {totals['read']} problems, kept {totals['kept']}, "
         f"dropped {sum(totals['dropped'].values())}"
     )
+    rules = manifest.get("judging_rules")
+    if rules:
+        lines.append(
+            "judging rules (found / kept): "
+            + ", ".join(f"{name} {c['found']}/{c['kept']}" for name, c in rules.items())
+        )
+    truncated = (manifest.get("tests_dropped") or {}).get("truncated_output", 0)
+    if truncated:
+        lines.append(f"tests dropped for a truncated expected output: {truncated}")
     if manifest.get("validation"):
         v = manifest["validation"]
         lines.append("validation: " + ", ".join(f"{k}={n}" for k, n in sorted(v.items())))

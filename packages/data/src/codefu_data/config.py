@@ -97,6 +97,10 @@ class DataConfig:
       them (reason `not_codeforces`); a tier name puts them all in that tier.
     split_map: raw split → output split; `heldout_split` is the split that keeps
       cross-split duplicates (they are dropped from every other split).
+    keep_several_answers: keep the problems whose statement accepts several outputs ("print
+      any of them"); they are then judged against the one expected output, so a correct
+      program that prints another valid answer scores as wrong. By default they are dropped
+      (reason `several_valid_answers`).
     """
 
     source: str = "sample"
@@ -112,6 +116,7 @@ class DataConfig:
     max_time_limit_seconds: float = 60.0
     min_memory_limit_bytes: int = 1_000_000
     max_memory_limit_bytes: int = 4_294_967_296
+    keep_several_answers: bool = False
     validate: bool = False
     validate_max_solutions: int = 3
     validate_checker: str = "codecontests"

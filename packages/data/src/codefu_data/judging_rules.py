@@ -117,6 +117,27 @@ class JudgingRules:
         return self == JudgingRules()
 
 
+def checker_params_for(rules: JudgingRules, checker: str) -> dict[str, Any]:
+    """The parameters that make codefu-sandbox's checker `checker` apply these rules.
+
+    `codecontests` takes them all (tolerance and its mode with `real_numbers`, the any-case
+    words); `floats` takes the tolerance as its `precision` (always absolute-or-relative);
+    other checkers take none. Several valid answers have no parameter: no checker that
+    compares with one expected output can apply that rule.
+    """
+    params: dict[str, Any] = {}
+    if checker == "codecontests":
+        if rules.float_tolerance is not None:
+            params["tolerance"] = rules.float_tolerance
+            params["tolerance_mode"] = rules.tolerance_mode
+            params["real_numbers"] = True
+        if rules.any_case_words:
+            params["any_case_words"] = list(rules.any_case_words)
+    elif checker == "floats" and rules.float_tolerance is not None:
+        params["precision"] = rules.float_tolerance
+    return params
+
+
 def rules_from_statement(statement: str) -> JudgingRules:
     """The judging rules a problem statement states (see the module docstring)."""
     doc = _Statement(statement)

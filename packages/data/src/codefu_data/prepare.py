@@ -32,6 +32,12 @@ from tqdm import tqdm
 from codefu_data import __version__
 from codefu_data.config import DataConfig, check_config
 from codefu_data.filters import DuplicateIndex, ProblemMeta, quality_reason
+from codefu_data.judging_rules import (
+    JudgingRules,
+    checker_params_for,
+    rules_from_statement,
+    truncated_output,
+)
 from codefu_data.prompts import build_messages
 from codefu_data.reader import DataError, Source, resolve_source
 from codefu_data.schema import (
@@ -39,6 +45,7 @@ from codefu_data.schema import (
     DATA_SOURCE,
     EXTRA_INFO_TYPE,
     GROUND_TRUTH_TYPE,
+    JUDGING_RULES_TYPE,
     OUTPUT_SCHEMA,
     PROMPT_TYPE,
     REQUIRED_COLUMNS,
@@ -55,6 +62,57 @@ STAMP = ".prepare-stamp.json"
 UNTIERED = "untiered"
 FLUSH_ROWS = 1024
 FLUSH_BYTES = 32 << 20
+# Drop reasons of the judging rules (docs/ARCHITECTURE.md, "Judging rules").
+SEVERAL_VALID_ANSWERS = "several_valid_answers"
+ALL_PRIVATE_TESTS_TRUNCATED = "all_private_tests_truncated"
+# Outputs worth asking `truncated_output` about: those ending in an ellipsis.
+TRUNCATION_HINT = r"(?:\.\.\.|…)\s*$"
+RULE_NAMES = ("any_case", "tolerance", "several_answers")
+
+
+def rule_names(rules: JudgingRules) -> list[str]:
+    """The rules a problem's statement states (names of `RULE_NAMES`)."""
+    return [
+        name
+        for name, present in zip(
+            RULE_NAMES,
+            (bool(rules.any_case_words), rules.float_tolerance is not None, rules.several_answers),
+            strict=True,
+        )
+        if present
+    ]
+
+
+@dataclass
+class PrepareStats:
+    """Manifest counts beside kept/dropped per reason: the judging rules found among the
+    problems that passed every other filter and kept in the output, and the tests dropped
+    for a truncated expected output."""
+
+    rules_found: dict[str, int] = dataclasses.field(
+        default_factory=lambda: dict.fromkeys(RULE_NAMES, 0)
+    )
+    rules_kept: dict[str, int] = dataclasses.field(
+        default_factory=lambda: dict.fromkeys(RULE_NAMES, 0)
+    )
+    truncated_tests: int = 0
+
+    def found(self, rules: JudgingRules) -> None:
+        for name in rule_names(rules):
+            self.rules_found[name] += 1
+
+    def kept(self, rules: JudgingRules) -> None:
+        for name in rule_names(rules):
+            self.rules_kept[name] += 1
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "judging_rules": {
+                name: {"found": self.rules_found[name], "kept": self.rules_kept[name]}
+                for name in RULE_NAMES
+            },
+            "tests_dropped": {"truncated_output": self.truncated_tests},
+        }
 
 
 @dataclass
@@ -142,6 +200,7 @@ def _build_rows(
     sub: pa.Table,
     *,
     prompts: list[list[dict[str, str]]],
+    rules: list[JudgingRules],
     split: str,
     tier: str,
     first_index: int,
@@ -170,6 +229,7 @@ def _build_rows(
             private,
             public,
             time_limit,
+            pa.array([r.to_dict() for r in rules], JUDGING_RULES_TYPE),
         ],
         fields=list(GROUND_TRUTH_TYPE),
     )
@@ -255,6 +315,13 @@ def prepare(
             config_values=config_values,
             progress=progress,
         )
+        several = manifest["judging_rules"]["several_answers"]["kept"]
+        if cfg.keep_several_answers and several:
+            log(
+                f"warning: kept {several} problems whose statement accepts several valid answers "
+                "(data.keep_several_answers=true); they are judged against one expected output, "
+                "so a correct program printing another valid answer scores as wrong."
+            )
         (tmp / MANIFEST).write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
         stat_key = source.stat_key()
         if stat_key is not None:
@@ -321,6 +388,7 @@ def _run(
     }
     counts: Counts = defaultdict(lambda: defaultdict(lambda: defaultdict(int)))
     validator = Validator(cfg) if cfg.validate else None
+    stats = PrepareStats()
     ordinals: dict[str, int] = defaultdict(int)
     read_by_split: dict[str, int] = defaultdict(int)
     bar = tqdm(total=source.num_rows(), desc="filter + write", unit="problem", disable=not progress)
@@ -334,6 +402,7 @@ def _run(
                 dupes=dupes,
                 ordinals=ordinals,
                 counts=counts,
+                stats=stats,
                 writers=writers,
                 validator=validator,
             )
@@ -349,6 +418,7 @@ def _run(
         "config": config_values,
         "read": dict(sorted(read_by_split.items())),
         **_output_counts(writers, counts, read_by_split),
+        **stats.as_dict(),
         "validation": validator.stats.as_dict() if validator else None,
     }
 
@@ -399,6 +469,7 @@ def _process_batch(
     dupes: DuplicateIndex,
     ordinals: dict[str, int],
     counts: Counts,
+    stats: PrepareStats,
     writers: dict[tuple[str, str], _TierWriter],
     validator: Validator | None,
 ) -> None:
@@ -412,6 +483,7 @@ def _process_batch(
     n_private = _tests_counts(table.column("private_tests"))
 
     kept: dict[str, list[int]] = defaultdict(list)
+    rules: dict[int, JudgingRules] = {}
     for i in range(table.num_rows):
         meta = ProblemMeta(
             name=names[i],
@@ -431,19 +503,35 @@ def _process_batch(
             or dupes.reason(split, ordinal, meta.name, meta.description)
             or tier_reason
         )
+        if reason is None and tier is not None:
+            rules[i] = rules_from_statement(descs[i])
+            stats.found(rules[i])
+            if rules[i].several_answers and not cfg.keep_several_answers:
+                reason = SEVERAL_VALID_ANSWERS
         counts[tier or UNTIERED][split][reason or "kept"] += 1
         if reason is None and tier is not None:
             kept[tier].append(i)
 
     for tier in sorted(kept):
         rows = kept[tier]
-        overrides = None
+        overrides = _without_truncated_outputs(table, rows, stats)
+        if overrides is not None:
+            rows, overrides = _drop_untestable(rows, overrides, counts[tier][split])
         if validator is not None:
             rows, overrides = _validate(
-                validator, table=table, rows=rows, tier=tier, split=split, counts=counts
+                validator,
+                table=table,
+                rows=rows,
+                rules=[rules[i] for i in rows],
+                tests=overrides,
+                tier=tier,
+                split=split,
+                counts=counts,
             )
-            if not rows:
-                continue
+        if not rows:
+            continue
+        for i in rows:
+            stats.kept(rules[i])
         sub = table.take(pa.array(rows, pa.int64()))
         prompts = [
             build_messages(
@@ -460,6 +548,7 @@ def _process_batch(
             _build_rows(
                 sub,
                 prompts=prompts,
+                rules=[rules[i] for i in rows],
                 split=split,
                 tier=tier,
                 first_index=w.rows,
@@ -468,38 +557,104 @@ def _process_batch(
         )
 
 
+TestsOverride = tuple[list[dict[str, list[str]]], list[dict[str, list[str]]]]
+
+
+def _tests_of(value: dict[str, Any] | None) -> dict[str, list[str]]:
+    value = value or {}
+    return {"input": list(value.get("input") or []), "output": list(value.get("output") or [])}
+
+
+def _without_truncated_outputs(
+    table: pa.Table, rows: list[int], stats: PrepareStats
+) -> TestsOverride | None:
+    """The (public, private) tests of `rows` without the tests whose expected output is
+    visibly truncated; None when no row has such a test (the tests stay in Arrow)."""
+    suspects: set[int] = set()
+    for column in ("public_tests", "private_tests"):
+        outputs = pc.struct_field(table.column(column).combine_chunks(), "output")
+        ends = pc.match_substring_regex(pc.list_flatten(outputs), TRUNCATION_HINT)
+        if not pc.any(ends).as_py():
+            continue
+        parents = pc.list_parent_indices(outputs).to_numpy()
+        suspects.update(int(p) for p in parents[ends.to_numpy(zero_copy_only=False)])
+    if not suspects.intersection(rows):
+        return None
+    sub = table.take(pa.array(rows, pa.int64()))
+    publics, privates = [], []
+    for public, private in zip(
+        sub.column("public_tests").to_pylist(), sub.column("private_tests").to_pylist(), strict=True
+    ):
+        kept_sets = []
+        for tests in (_tests_of(public), _tests_of(private)):
+            keep = [j for j, out in enumerate(tests["output"]) if not truncated_output(out)]
+            stats.truncated_tests += len(tests["output"]) - len(keep)
+            kept_sets.append(
+                {
+                    "input": [tests["input"][j] for j in keep],
+                    "output": [tests["output"][j] for j in keep],
+                }
+            )
+        publics.append(kept_sets[0])
+        privates.append(kept_sets[1])
+    return publics, privates
+
+
+def _drop_untestable(
+    rows: list[int], tests: TestsOverride, counts: dict[str, int]
+) -> tuple[list[int], TestsOverride]:
+    """Drop the rows left without a private test (reason `all_private_tests_truncated`)."""
+    kept_rows: list[int] = []
+    publics, privates = [], []
+    for row, public, private in zip(rows, *tests, strict=True):
+        if not private["input"]:
+            counts["kept"] -= 1
+            counts[ALL_PRIVATE_TESTS_TRUNCATED] += 1
+            continue
+        kept_rows.append(row)
+        publics.append(public)
+        privates.append(private)
+    return kept_rows, (publics, privates)
+
+
 def _validate(
     validator: Validator,
     *,
     table: pa.Table,
     rows: list[int],
+    rules: list[JudgingRules],
+    tests: TestsOverride | None,
     tier: str,
     split: str,
     counts: Counts,
-) -> tuple[list[int], tuple[list[dict[str, list[str]]], list[dict[str, list[str]]]]]:
+) -> tuple[list[int], TestsOverride]:
     """Run the accepted solutions; returns the rows still kept and their (public, private) tests."""
     sub = table.take(pa.array(rows, pa.int64())).to_pylist()
+    if tests is None:
+        tests = (
+            [_tests_of(r["public_tests"]) for r in sub],
+            [_tests_of(r["private_tests"]) for r in sub],
+        )
     candidates = []
-    for r in sub:
-        pub = r["public_tests"] or {"input": [], "output": []}
-        priv = r["private_tests"] or {"input": [], "output": []}
-        tests = list(zip(pub["input"], pub["output"], strict=True)) + list(
+    for r, rule, pub, priv in zip(sub, rules, *tests, strict=True):
+        pairs = list(zip(pub["input"], pub["output"], strict=True)) + list(
             zip(priv["input"], priv["output"], strict=True)
         )
         candidates.append(
             Candidate(
-                tests,
+                pairs,
                 time_limit_seconds(r["time_limit"]) or 0.0,
                 r["memory_limit_bytes"],
                 r.get("solutions"),
+                checker_params_for(rule, validator.cfg.validate_checker),
             )
         )
     decisions = validator.run(candidates)
     kept_rows: list[int] = []
     publics: list[dict[str, list[str]]] = []
     privates: list[dict[str, list[str]]] = []
-    for row, r, cand, d in zip(rows, sub, candidates, decisions, strict=True):
-        n_pub = len((r["public_tests"] or {}).get("input") or [])
+    for row, pub, cand, d in zip(rows, tests[0], candidates, decisions, strict=True):
+        n_pub = len(pub["input"])
         keep = range(len(cand.tests)) if d is None else d.kept_tests
         reason = None if d is None else d.reason
         pub_idx = [t for t in keep if t < n_pub]

@@ -1,5 +1,7 @@
 """One reader for every raw source: a directory of HF parquet shards, one parquet or JSONL
-file, or a Hugging Face hub id (optional `datasets`, when the network allows).
+file, or a Hugging Face hub id (optional `datasets`, when the network allows). A parquet
+file in veRL's format (prompt + reward_model, such as the CodeFu reference's) is read as
+the raw columns it carries (`codefu_data.verl_source`).
 
 Rows come out in Arrow batches of the requested columns only (a row group at a time for
 parquet, `batch_size` lines for JSONL), so memory stays bounded on the full dataset and the
@@ -21,7 +23,8 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from codefu_data.schema import OUTPUT_SCHEMA, RAW_SCHEMA
+from codefu_data.schema import OUTPUT_SCHEMA, RAW_SCHEMA, REFERENCE_REWARD_MODEL_TYPE
+from codefu_data.verl_source import VERL_COLUMNS, check_derivable, is_verl_schema, raw_table
 
 SPLIT_ORDER = ("train", "valid", "test")
 _SPLIT_RE = re.compile(r"^(train|valid|validation|test)(?:[-_.]|$)")
@@ -36,7 +39,7 @@ class DataError(ValueError):
 class RawFile:
     path: Path
     split: str  # raw split: train, valid or test
-    fmt: str  # "parquet" or "jsonl"
+    fmt: str  # "parquet", "verl" (a veRL-format parquet) or "jsonl"
 
 
 @dataclass
@@ -93,7 +96,12 @@ class LocalSource:
     def check_columns(self, columns: Sequence[str]) -> None:
         """Open every file's footer / first line: corrupt files and missing columns fail now."""
         for f in self.files:
-            if f.fmt == "parquet":
+            if f.fmt == "verl":
+                try:
+                    check_derivable(columns)
+                except ValueError as exc:
+                    raise DataError(f"{f.path}: {exc}.") from exc
+            elif f.fmt == "parquet":
                 try:
                     schema = pq.read_schema(f.path)
                 except (OSError, pa.ArrowException) as exc:
@@ -118,14 +126,14 @@ class LocalSource:
     def num_rows(self) -> int | None:
         total = 0
         for f in self.files:
-            if f.fmt != "parquet":
+            if f.fmt == "jsonl":
                 return None
             total += pq.ParquetFile(f.path).metadata.num_rows
         return total
 
     def iter_batches(self, columns: Sequence[str], batch_size: int) -> Iterator[Batch]:
         for f in self.files:
-            if f.fmt == "parquet":
+            if f.fmt != "jsonl":
                 yield from self._parquet_batches(f, columns, batch_size)
             else:
                 yield from self._jsonl_batches(f, columns, batch_size)
@@ -139,20 +147,24 @@ class LocalSource:
         except (OSError, pa.ArrowException) as exc:
             raise DataError(f"{origin}: not a readable parquet file ({exc}).") from exc
         row = 0
+        verl = f.fmt == "verl"
+        read = list(VERL_COLUMNS) if verl else list(columns)
         with pf:
             for rg in range(pf.num_row_groups):
                 rg_rows = pf.metadata.row_group(rg).num_rows
                 try:
-                    for rb in pf.iter_batches(
-                        batch_size=batch_size, row_groups=[rg], columns=list(columns)
-                    ):
+                    for rb in pf.iter_batches(batch_size=batch_size, row_groups=[rg], columns=read):
                         rows = f"rows {row}-{row + rb.num_rows - 1}"
-                        yield Batch(
-                            origin,
-                            f.split,
-                            row,
-                            _cast(pa.Table.from_batches([rb]), columns, origin, rows),
-                        )
+                        table = pa.Table.from_batches([rb])
+                        if verl:
+                            try:
+                                table = raw_table(table, columns)
+                            except (KeyError, ValueError, TypeError) as exc:
+                                raise DataError(
+                                    f"{origin} ({rows}): not a veRL row with "
+                                    f"reward_model.ground_truth {{name, tests, limits}}: {exc}"
+                                ) from exc
+                        yield Batch(origin, f.split, row, _cast(table, columns, origin, rows))
                         row += rb.num_rows
                 except (OSError, pa.ArrowException) as exc:
                     raise DataError(
@@ -314,6 +326,16 @@ class HubSource:
 Source = LocalSource | HubSource
 
 
+def _parquet_format(path: Path) -> str:
+    """ "verl" for a veRL-format parquet (prompt + reward_model), else "parquet" (an unreadable
+    file is reported when its columns are checked)."""
+    try:
+        names = pq.read_schema(path).names
+    except (OSError, pa.ArrowException):
+        return "parquet"
+    return "verl" if is_verl_schema(names) else "parquet"
+
+
 def _files_in(directory: Path) -> list[RawFile]:
     base = directory / "data" if (directory / "data").is_dir() else directory
     found = sorted(p for p in base.iterdir() if p.suffix in (".parquet", ".jsonl"))
@@ -329,7 +351,7 @@ def _files_in(directory: Path) -> list[RawFile]:
             raise DataError(
                 f"{p}: cannot tell its split from the name; name shards train-…, valid-… or test-…."
             )
-        files.append(RawFile(p, split, "parquet" if p.suffix == ".parquet" else "jsonl"))
+        files.append(RawFile(p, split, _parquet_format(p) if p.suffix == ".parquet" else "jsonl"))
     return files
 
 
@@ -349,7 +371,7 @@ def resolve_source(spec: str) -> Source:
         return LocalSource(_files_in(path), str(path))
     if path.is_file():
         if path.suffix == ".parquet":
-            fmt = "parquet"
+            fmt = _parquet_format(path)
         elif path.suffix in (".jsonl", ".json"):
             fmt = "jsonl"
         else:
@@ -371,7 +393,8 @@ def read_processed(path: str | Path) -> pa.Table:
     """Read a processed (veRL) parquet file and check its columns against our schema.
 
     Raises DataError naming the column whose type differs. `extra_info` may be absent
-    (the CodeFu reference files have none); every other column must match exactly.
+    and the ground truth may lack `judging_rules` (the CodeFu reference files have neither);
+    every other column must match exactly.
     """
     path = Path(path)
     try:
@@ -384,6 +407,8 @@ def read_processed(path: str | Path) -> pa.Table:
                 continue
             raise DataError(f"{path}: missing column {field.name!r}.")
         got = table.schema.field(field.name).type
-        if got != field.type:
+        if got != field.type and not (
+            field.name == "reward_model" and got == REFERENCE_REWARD_MODEL_TYPE
+        ):
             raise DataError(f"{path}: column {field.name!r} has type {got}, expected {field.type}.")
     return table

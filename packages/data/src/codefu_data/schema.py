@@ -1,8 +1,8 @@
 """Arrow schemas: raw CodeContests rows (input) and processed veRL rows (output).
 
-The output schema matches the CodeFu reference parquet (``codefu_easy``) field for field,
-including struct field order and types, plus an ``extra_info`` column
-(docs/ARCHITECTURE.md, "Processed dataset").
+The output schema is the CodeFu reference parquet's (``codefu_easy``) field for field,
+including struct field order and types, plus an ``extra_info`` column and the ground
+truth's ``judging_rules`` (docs/ARCHITECTURE.md, "Processed dataset").
 """
 
 from __future__ import annotations
@@ -62,7 +62,17 @@ CODEFORCES_SOURCE = 2  # CodeContests `source` enum: 2 = Codeforces
 CPP_LANGUAGE = 2  # CodeContests solution `language` enum: 2 = C++
 
 OUT_TESTS_TYPE = TESTS_TYPE
-GROUND_TRUTH_TYPE = pa.struct(
+# How the statement relaxes the comparison (codefu_data.judging_rules.JudgingRules).
+JUDGING_RULES_TYPE = pa.struct(
+    [
+        ("any_case_words", pa.list_(pa.string())),
+        ("float_tolerance", pa.float64()),
+        ("tolerance_mode", pa.string()),
+        ("several_answers", pa.bool_()),
+    ]
+)
+# The CodeFu reference's ground truth, field for field.
+REFERENCE_GROUND_TRUTH_TYPE = pa.struct(
     [
         ("cf_rating", pa.int64()),
         ("memory_limit_bytes", pa.int64()),
@@ -72,8 +82,13 @@ GROUND_TRUTH_TYPE = pa.struct(
         ("time_limit", pa.struct([("nanos", pa.float64()), ("seconds", pa.float64())])),
     ]
 )
+# Ours: the reference's fields, then the judging rules (null: judged as the reference is).
+GROUND_TRUTH_TYPE = pa.struct([*REFERENCE_GROUND_TRUTH_TYPE, ("judging_rules", JUDGING_RULES_TYPE)])
 PROMPT_TYPE = pa.list_(pa.struct([("content", pa.string()), ("role", pa.string())]))
 REWARD_MODEL_TYPE = pa.struct([("ground_truth", GROUND_TRUTH_TYPE), ("style", pa.string())])
+REFERENCE_REWARD_MODEL_TYPE = pa.struct(
+    [("ground_truth", REFERENCE_GROUND_TRUTH_TYPE), ("style", pa.string())]
+)
 EXTRA_INFO_TYPE = pa.struct(
     [("index", pa.int64()), ("split", pa.string()), ("tier", pa.string()), ("name", pa.string())]
 )

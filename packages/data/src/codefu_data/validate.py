@@ -86,6 +86,7 @@ class Candidate:
     time_seconds: float
     memory_bytes: int
     solutions: dict[str, Any] | None  # CodeContests `solutions` struct
+    checker_params: dict[str, Any] = field(default_factory=dict)  # the problem's judging rules
 
 
 class Validator:
@@ -121,7 +122,11 @@ class Validator:
             for src in sources:
                 submissions.append(
                     Submission(
-                        source=src, tests=tests, limits=limits, checker=self.cfg.validate_checker
+                        source=src,
+                        tests=tests,
+                        limits=limits,
+                        checker=self.cfg.validate_checker,
+                        checker_params=cand.checker_params,
                     )
                 )
                 owners.append(i)

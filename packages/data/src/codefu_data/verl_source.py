@@ -1,0 +1,102 @@
+"""A veRL-format parquet (``prompt`` + ``reward_model.ground_truth``) read as a raw source.
+
+The CodeFu reference's pre-processed data has this shape: no ``description`` column, the
+statement inside the prompt, the tests and limits in the ground truth. ``raw_table`` turns
+such rows into the raw CodeContests columns ``prepare`` reads, so the same filters, tiers,
+judging rules and prompts apply to them as to CodeContests itself.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from codefu_data.schema import CODEFORCES_SOURCE, RAW_SCHEMA
+
+VERL_COLUMNS = ("prompt", "reward_model")
+# Raw columns a veRL row carries (in its ground truth or prompt); `solutions` is not one.
+DERIVED_COLUMNS = frozenset(
+    {
+        "name",
+        "description",
+        "public_tests",
+        "private_tests",
+        "source",
+        "cf_rating",
+        "time_limit",
+        "memory_limit_bytes",
+    }
+)
+UNKNOWN_SOURCE = 0
+
+_PROBLEM_MARK = re.compile(r"(?:^|\n)Problem:[ \t]*\n")
+# What may follow the statement: the reference's chat-template tail, then our template's limits.
+_CHAT_TAIL = re.compile(r"\s*(?:<\|im_end\|>\s*)?<\|im_start\|>assistant\s*$")
+_LIMITS_TAIL = re.compile(r"\n\s*Time limit per test:[^\n]*\n\s*Memory limit per test:[^\n]*\s*$")
+_CHAT_HEAD = re.compile(r"^\s*<\|im_start\|>(?:user|system)\s*\n")
+
+
+def is_verl_schema(names: Sequence[str]) -> bool:
+    """True for a veRL-format table (prompt + reward_model, no raw `description`)."""
+    return all(c in names for c in VERL_COLUMNS) and "description" not in names
+
+
+def statement_from_prompt(messages: Sequence[Mapping[str, Any]] | None) -> str:
+    """The problem statement inside a veRL prompt: the last user message's text after its
+    ``Problem:`` line, without the chat-template or time/memory-limit tail. A message
+    without a ``Problem:`` line is taken whole."""
+    user = [m for m in messages or () if (m or {}).get("role") == "user"]
+    text = str((user[-1] if user else {}).get("content") or "")
+    found = _PROBLEM_MARK.search(text)
+    text = text[found.end() :] if found is not None else _CHAT_HEAD.sub("", text)
+    return _LIMITS_TAIL.sub("", _CHAT_TAIL.sub("", text)).strip()
+
+
+def check_derivable(columns: Sequence[str]) -> None:
+    """ValueError naming the raw columns a veRL row cannot provide (`solutions`, …)."""
+    missing = [c for c in columns if c not in DERIVED_COLUMNS]
+    if missing:
+        raise ValueError(
+            f"a veRL-format parquet has no {', '.join(missing)} (only tests and limits in its "
+            "ground truth); data.validate=true needs raw CodeContests shards"
+        )
+
+
+def raw_table(table: pa.Table, columns: Sequence[str]) -> pa.Table:
+    """The raw columns `columns` of veRL rows (types of ``RAW_SCHEMA``).
+
+    ``source`` is Codeforces for a ground truth with a Codeforces rating, unknown otherwise
+    (a veRL row does not say where a problem comes from).
+    """
+    check_derivable(columns)
+    gt = pc.struct_field(table.column("reward_model").combine_chunks(), "ground_truth")
+    rating = pc.fill_null(pc.struct_field(gt, "cf_rating"), 0).cast(pa.int32())
+    limit = pc.struct_field(gt, "time_limit")
+    time_type = RAW_SCHEMA.field("time_limit").type
+    derived: dict[str, Any] = {
+        "name": pc.struct_field(gt, "name").cast(pa.string()),
+        "description": pa.array(
+            [statement_from_prompt(p) for p in table.column("prompt").to_pylist()], pa.string()
+        ),
+        "public_tests": pc.struct_field(gt, "public_tests"),
+        "private_tests": pc.struct_field(gt, "private_tests"),
+        "source": pc.if_else(pc.greater(rating, 0), CODEFORCES_SOURCE, UNKNOWN_SOURCE).cast(
+            pa.int64()
+        ),
+        "cf_rating": rating,
+        "time_limit": pa.StructArray.from_arrays(
+            [
+                pc.struct_field(limit, "seconds").cast(pa.int64(), safe=False),
+                pc.fill_null(pc.struct_field(limit, "nanos"), 0).cast(pa.int64(), safe=False),
+            ],
+            fields=list(time_type),
+            mask=pc.is_null(limit),
+        ),
+        "memory_limit_bytes": pc.struct_field(gt, "memory_limit_bytes").cast(pa.int64()),
+    }
+    arrays = [derived[c].cast(RAW_SCHEMA.field(c).type) for c in columns]
+    return pa.Table.from_arrays(arrays, schema=pa.schema([RAW_SCHEMA.field(c) for c in columns]))

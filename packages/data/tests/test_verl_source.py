@@ -1,0 +1,99 @@
+"""A veRL-format parquet (the CodeFu reference's shape) as a `prepare` source."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from codefu_data.config import DataConfig
+from codefu_data.judging_rules import truncated_output
+from codefu_data.prepare import ALL_PRIVATE_TESTS_TRUNCATED, prepare
+from codefu_data.reader import DataError, read_processed
+from codefu_data.verl_source import statement_from_prompt
+
+STATEMENT = 'Print "YES" or "NO".\n\nExamples\n\nInput\n\n1\n\nOutput\n\nYES'
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        # The reference's prompts: a chat template around the instruction and statement.
+        f"<|im_start|>user\nWrite a C++ solution.\n\nProblem:\n{STATEMENT}\n<|im_start|>assistant",
+        # Ours: instruction, statement, then the limits.
+        f"Solve it in C++.\n\nProblem:\n{STATEMENT}\n\nTime limit per test: 1 second\n"
+        "Memory limit per test: 256 megabytes",
+        f"<|im_start|>user\n{STATEMENT}\n<|im_start|>assistant",  # no "Problem:" line
+    ],
+)
+def test_the_statement_comes_back_from_the_prompt(content: str) -> None:
+    messages = [
+        {"role": "system", "content": "Problem:\nnot this"},
+        {"role": "user", "content": content},
+    ]
+    assert statement_from_prompt(messages) == STATEMENT
+
+
+def _as_verl(out: Path, into: Path) -> Path:
+    """The prepared easy tier rewritten in the reference's shape (no extra_info, no rules)."""
+    into.mkdir()
+    for split in ("train", "test"):
+        rows = pq.read_table(out / "easy" / f"{split}.parquet").to_pylist()
+        for row in rows:
+            del row["extra_info"]
+            del row["reward_model"]["ground_truth"]["judging_rules"]
+        pq.write_table(pa.Table.from_pylist(rows), into / f"{split}.parquet")
+    return into
+
+
+def test_prepared_again_from_its_verl_form_it_keeps_problems_tests_and_rules(
+    tmp_path: Path,
+) -> None:
+    prepare(DataConfig(source="sample", out_dir=str(tmp_path / "a")), progress=False)
+    verl = _as_verl(tmp_path / "a", tmp_path / "verl")
+    assert read_processed(verl / "train.parquet").num_rows  # the reference's shape is read
+    again = prepare(DataConfig(source=str(verl), out_dir=str(tmp_path / "b")), progress=False)
+    assert again.manifest["judging_rules"]["tolerance"]["kept"] > 0
+    # Same problems, tests, limits and rules (read back from the prompts), same prompts.
+    for split in ("train", "test"):
+        a = pq.read_table(tmp_path / "a" / "easy" / f"{split}.parquet").to_pylist()
+        b = pq.read_table(tmp_path / "b" / "easy" / f"{split}.parquet").to_pylist()
+        assert [r["reward_model"] for r in a] == [r["reward_model"] for r in b]
+        assert [r["prompt"] for r in a] == [r["prompt"] for r in b]
+
+
+def test_validation_needs_raw_codecontests(tmp_path: Path) -> None:
+    prepare(DataConfig(source="sample", out_dir=str(tmp_path / "a")), progress=False)
+    verl = _as_verl(tmp_path / "a", tmp_path / "verl")
+    with pytest.raises(DataError, match=r"no solutions .* raw CodeContests"):
+        prepare(DataConfig(source=str(verl), out_dir=str(tmp_path / "b"), validate=True))
+
+
+def test_truncated_expected_outputs_are_dropped_and_counted(tmp_path: Path) -> None:
+    prepare(DataConfig(source="sample", out_dir=str(tmp_path / "a")), progress=False)
+    verl = _as_verl(tmp_path / "a", tmp_path / "verl")
+    table = pq.read_table(verl / "train.parquet")
+    rows = table.to_pylist()
+    cut = " ".join(str(i) for i in range(200))[:511] + "..."  # as CodeContests cut them
+    assert truncated_output(cut)
+    gt0 = rows[0]["reward_model"]["ground_truth"]
+    gt0["private_tests"]["output"][0] = cut  # one cut test among several
+    gt1 = rows[1]["reward_model"]["ground_truth"]
+    gt1["private_tests"]["output"] = [cut] * len(gt1["private_tests"]["output"])  # all cut
+    kept_tests = len(gt0["private_tests"]["output"]) - 1
+    pq.write_table(pa.Table.from_pylist(rows, schema=table.schema), verl / "train.parquet")
+    result = prepare(DataConfig(source=str(verl), out_dir=str(tmp_path / "b")), progress=False)
+    assert result.manifest["tests_dropped"]["truncated_output"] == 1 + len(
+        gt1["private_tests"]["output"]
+    )
+    counts = result.manifest["counts"]["easy"]["train"]
+    assert counts["dropped"][ALL_PRIVATE_TESTS_TRUNCATED] == 1
+    out = {
+        r["reward_model"]["ground_truth"]["name"]: r["reward_model"]["ground_truth"]
+        for r in pq.read_table(tmp_path / "b" / "easy" / "train.parquet").to_pylist()
+    }
+    assert gt1["name"] not in out
+    assert len(out[gt0["name"]]["private_tests"]["output"]) == kept_tests
+    assert cut not in out[gt0["name"]]["private_tests"]["output"]
