@@ -7,7 +7,12 @@ import json
 import pytest
 
 from codefu_trainer.reward.config import DeadlineConfig, RewardConfig
-from codefu_trainer.reward.service import deadline_seconds, problem_from_ground_truth
+from codefu_trainer.reward.service import (
+    RewardService,
+    checker_params,
+    deadline_seconds,
+    problem_from_ground_truth,
+)
 
 from .problems import sum_ground_truth
 
@@ -63,3 +68,46 @@ def test_deadline_grows_with_tests_and_limit_and_is_capped() -> None:
     assert deadline_seconds(small, cfg) == pytest.approx(10 + 4 * 3.5 + 5)
     big = problem_from_ground_truth(sum_ground_truth(n_private=400, seconds=2.0), cfg)
     assert deadline_seconds(big, cfg) == 100
+
+
+def test_judging_rules_become_the_checkers_parameters() -> None:
+    gt = sum_ground_truth()
+    assert checker_params(RewardConfig(), problem_from_ground_truth(gt, RewardConfig()).rules) == {
+        "tolerance": 1e-6
+    }  # no rules: the reward's default tolerance, as before rules existed
+    gt["judging_rules"] = {
+        "any_case_words": ["YES", "NO"],
+        "float_tolerance": 1e-4,
+        "tolerance_mode": "absolute",
+        "several_answers": False,
+    }
+    rules = problem_from_ground_truth(json.dumps(gt), RewardConfig()).rules
+    assert checker_params(RewardConfig(), rules) == {
+        "tolerance": 1e-4,
+        "tolerance_mode": "absolute",
+        "real_numbers": True,
+        "any_case_words": ["NO", "YES"],
+    }
+    assert checker_params(RewardConfig(checker="floats"), rules) == {"precision": 1e-4}
+    assert checker_params(RewardConfig(checker="tokens"), rules) == {}
+    gt["judging_rules"]["tolerance_mode"] = "loose"
+    with pytest.raises(ValueError, match="tolerance_mode"):
+        problem_from_ground_truth(gt, RewardConfig())
+
+
+def test_a_groups_samples_share_one_prepared_problem() -> None:
+    """veRL scores a group's samples one call each: the tests are parsed and stored once."""
+    service = RewardService(RewardConfig(), local=True)
+    try:
+        gt = sum_ground_truth()
+        first = service._prepared(gt)
+        assert service._prepared(json.dumps(gt)) is first  # equal ground truths, one entry
+        other = sum_ground_truth(name="other")
+        assert service._prepared(other) is not first
+        changed = sum_ground_truth()
+        changed["private_tests"]["output"][0] = "1000\n"  # same name, other tests
+        assert service._prepared(changed).digest != first.digest
+        ruled = {**sum_ground_truth(), "judging_rules": {"any_case_words": ["YES"]}}
+        assert service._prepared(ruled).problem.rules.any_case_words == ("YES",)
+    finally:
+        service.close()

@@ -15,14 +15,17 @@ import asyncio
 import hashlib
 import json
 import logging
+import threading
+from collections import OrderedDict
 from collections.abc import Coroutine, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 import ray
 from ray.exceptions import RayActorError
 
+from codefu_data.judging_rules import JudgingRules, checker_params_for
 from codefu_data.schema import time_limit_seconds
 from codefu_trainer.reward.config import RewardConfig, RewardMode, reward_config_from
 from codefu_trainer.reward.extract import extract_code
@@ -45,6 +48,7 @@ class Problem:
     tests: tuple[tuple[str, str], ...]
     time_seconds: float
     memory_bytes: int
+    rules: JudgingRules = field(default_factory=JudgingRules)
 
 
 def _pairs(block: Any, where: str) -> list[tuple[str, str]]:
@@ -71,7 +75,27 @@ def problem_from_ground_truth(ground_truth: Any, config: RewardConfig) -> Proble
     if seconds <= 0:
         seconds = config.default_time_limit_seconds
     memory = int(gt.get("memory_limit_bytes") or 0) or config.default_memory_limit_bytes
-    return Problem(name, tuple(tests), seconds * config.time_limit_scale, memory)
+    rules = JudgingRules.from_dict(gt.get("judging_rules"))
+    return Problem(name, tuple(tests), seconds * config.time_limit_scale, memory, rules)
+
+
+def _size(block: Any) -> tuple[int, int]:
+    if not isinstance(block, Mapping):
+        return (0, 0)
+    texts = [*(block.get("input") or ()), *(block.get("output") or ())]
+    return (len(texts), sum(len(t) for t in texts if isinstance(t, str)))
+
+
+def problem_key(gt: Mapping[str, Any]) -> tuple[Any, ...]:
+    """A cheap identity of a ground truth (name, test counts and sizes, rules): the samples
+    of one GRPO group share it, so their tests are parsed, hashed and stored once. It relies
+    on problem names being unique within a dataset, as `prepare` makes them."""
+    return (
+        gt.get("name"),
+        _size(gt.get("private_tests")),
+        _size(gt.get("public_tests")),
+        json.dumps(gt.get("judging_rules"), sort_keys=True, default=list),
+    )
 
 
 def tests_digest(tests: Sequence[tuple[str, str]]) -> str:
@@ -85,11 +109,15 @@ def tests_digest(tests: Sequence[tuple[str, str]]) -> str:
     return h.hexdigest()
 
 
-def checker_params(config: RewardConfig) -> dict[str, float]:
-    """The reward's float tolerance under the parameter name its checker takes."""
+def checker_params(config: RewardConfig, rules: JudgingRules | None = None) -> dict[str, Any]:
+    """The checker's parameters for one problem: the reward's float tolerance under the name
+    its checker takes, overridden by what the problem's statement allows (its judging rules)."""
     names = {"codecontests": "tolerance", "floats": "precision"}
     name = names.get(config.checker)
-    return {name: float(config.float_tolerance)} if name else {}
+    params: dict[str, Any] = {name: float(config.float_tolerance)} if name else {}
+    if rules is not None:
+        params.update(checker_params_for(rules, config.checker))
+    return params
 
 
 def deadline_seconds(problem: Problem, config: RewardConfig) -> float:
@@ -97,6 +125,22 @@ def deadline_seconds(problem: Problem, config: RewardConfig) -> float:
     d = config.deadline
     per_test = problem.time_seconds * d.wall_factor + d.per_test_overhead_seconds
     return min(d.max_seconds, d.compile_seconds + len(problem.tests) * per_test + d.slack_seconds)
+
+
+# Problems kept prepared (tests stored, digest computed) per service, least recently used
+# first out: a step's prompts, bounded in count and in test characters.
+PROBLEM_CACHE_SIZE = 1024
+PROBLEM_CACHE_CHARS = 256 << 20
+
+
+@dataclass(frozen=True)
+class PreparedProblem:
+    """A problem with its tests stored for the workers (a list, or a Ray ObjectRef to it)."""
+
+    problem: Problem
+    tests: Any
+    digest: str
+    chars: int
 
 
 @dataclass(frozen=True)
@@ -123,6 +167,9 @@ class RewardService:
         local: bool = False,
     ):
         self.config = reward_config_from(config)
+        self._problems: OrderedDict[tuple[Any, ...], PreparedProblem] = OrderedDict()
+        self._cached_chars = 0
+        self._cache_lock = threading.Lock()
         self._started_ray = False
         self._local = LocalJudgePool(self.config.worker) if local else None
         self._pool: Any = None
@@ -133,6 +180,37 @@ class RewardService:
             self._pool = pool_actor(self.config.worker)
 
     # Preparation -----------------------------------------------------------------------
+
+    def _prepared(self, gt: Any) -> PreparedProblem:
+        """The problem of a ground truth with its tests stored once (in Ray's object store)
+        and their digest; the samples of a group (equal ground truths) share one."""
+        truth = json.loads(gt) if isinstance(gt, str | bytes) else gt
+        key = problem_key(truth) if isinstance(truth, Mapping) else None
+        if key is not None:
+            with self._cache_lock:
+                cached = self._problems.get(key)
+                if cached is not None:
+                    self._problems.move_to_end(key)
+                    return cached
+        problem = problem_from_ground_truth(truth, self.config)
+        tests = list(problem.tests)
+        prepared = PreparedProblem(
+            problem,
+            tests if self._local else ray.put(tests),
+            tests_digest(problem.tests),
+            sum(len(a) + len(b) for a, b in problem.tests),
+        )
+        if key is not None:
+            with self._cache_lock:
+                self._problems[key] = prepared
+                self._cached_chars += prepared.chars
+                while self._problems and (
+                    len(self._problems) > PROBLEM_CACHE_SIZE
+                    or self._cached_chars > PROBLEM_CACHE_CHARS
+                ):
+                    _, old = self._problems.popitem(last=False)
+                    self._cached_chars -= old.chars
+        return prepared
 
     def _jobs(
         self, responses: Sequence[str], ground_truths: Sequence[Any]
@@ -145,7 +223,6 @@ class RewardService:
         cfg = self.config
         done: list[ScoredResponse | None] = [None] * len(responses)
         jobs: list[tuple[int, JudgeJob]] = []
-        refs: dict[tuple[str, int, int], tuple[Any, str]] = {}
         sizes: dict[int, int] = {}
         for i, (text, gt) in enumerate(zip(responses, ground_truths, strict=True)):
             code = extract_code(text)
@@ -153,31 +230,23 @@ class RewardService:
                 done[i] = ScoredResponse(score_report(None, cfg, has_code=False), None)
                 continue
             try:
-                problem = problem_from_ground_truth(gt, cfg)
+                prepared = self._prepared(gt)
             except (ValueError, TypeError, json.JSONDecodeError) as e:
                 log.error("unusable ground truth for response %d: %s", i, e)
                 done[i] = ScoredResponse(score_report(None, cfg, failure=JUDGE_ERROR), None)
                 continue
+            problem = prepared.problem
             if not problem.tests:
                 done[i] = ScoredResponse(score_report(None, cfg, failure=JUDGE_ERROR), None)
                 continue
-            key = (problem.name, len(problem.tests), sum(len(a) + len(b) for a, b in problem.tests))
-            if key not in refs:
-                # One copy of a problem's tests (in Ray's object store), shared by its group.
-                tests = list(problem.tests)
-                refs[key] = (
-                    tests if self._local else ray.put(tests),
-                    tests_digest(problem.tests),
-                )
-            tests_ref, tests_key = refs[key]
             job = JudgeJob(
                 source=code,
-                tests=tests_ref,
-                tests_key=tests_key,
+                tests=prepared.tests,
+                tests_key=prepared.digest,
                 time_seconds=problem.time_seconds,
                 memory_bytes=problem.memory_bytes,
                 checker=cfg.checker,
-                checker_params=checker_params(cfg),
+                checker_params=checker_params(cfg, problem.rules),
                 stop_on_first_failure=cfg.mode is RewardMode.all_or_nothing,
                 deadline_seconds=deadline_seconds(problem, cfg),
                 stop_on_timeout=cfg.stop_on_timeout,

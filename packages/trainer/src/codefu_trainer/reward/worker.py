@@ -34,7 +34,7 @@ class JudgeJob:
     stop_on_first_failure: bool
     deadline_seconds: float
     stop_on_timeout: bool = False
-    checker_params: dict[str, float] = field(default_factory=dict)
+    checker_params: dict[str, Any] = field(default_factory=dict)
     tests_key: str = ""
 
     def identity(self) -> tuple[Any, ...] | None:
@@ -49,7 +49,10 @@ class JudgeJob:
             self.checker,
             self.stop_on_first_failure,
             self.stop_on_timeout,
-            tuple(sorted(self.checker_params.items())),
+            tuple(
+                (name, tuple(value) if isinstance(value, list | tuple) else value)
+                for name, value in sorted(self.checker_params.items())
+            ),
         )
 
 
@@ -97,7 +100,7 @@ class JudgeWorker:
         checker: str,
         stop_on_first_failure: bool,
         stop_on_timeout: bool = False,
-        checker_params: Mapping[str, float] | None = None,
+        checker_params: Mapping[str, Any] | None = None,
     ) -> JudgeSummary:
         """Compile once (the judge caches binaries) and run the tests here, one at a time.
 
