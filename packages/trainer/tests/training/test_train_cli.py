@@ -126,7 +126,7 @@ def test_sagemaker_dry_run_writes_resolved_configs_and_prints_the_request(
     assert entry[:3] == ["codefu-train", "--config-dir", "."]
     assert "cluster=sagemaker_p4de" in entry and "trainer.total_epochs=2" in entry
     assert entry[-1] == "cluster.kind=local"
-    assert printed["resolved_spec"]["input_channels"] == {"data": str(prepared_data)}
+    assert printed["resolved_spec"]["input_channels"] == {"easy": str(prepared_data / "easy")}
     assert printed["resolved_spec"]["instance_type"] == "ml.p4de.24xlarge"
     assert (run_dir / "config" / "train.yaml").is_file()
     assert "total_epochs: 2" in (run_dir / "config" / "verl.yaml").read_text()

@@ -28,6 +28,7 @@ class ClusterKind(enum.Enum):
     # veRL on this machine's GPUs (inside a SageMaker job: on the job's Ray cluster)
     local = "local"
     cpu = "cpu"  # the CPU rehearsal (TRL GRPOTrainer + tiny model)
+    cpu_verl = "cpu_verl"  # veRL's own trainer on this machine's CPU (tiny model, hf_cpu rollout)
     sagemaker = "sagemaker"  # submit a SageMaker training job that runs `local` inside
 
 
@@ -68,7 +69,15 @@ class SageMakerConfig:
     output_s3_uri: str | None = None  # the final model (SM_MODEL_DIR) lands here
     # SageMaker's RetryStrategy: restarts after an InternalServerError (0: none, at most 30).
     max_retry_attempts: int = 3
+    # Every host's environment; each entry reaches Ray and the entrypoint (credential-like
+    # names are refused at submission: the job's environment is readable with the job).
     environment: dict[str, str] = field(default_factory=dict)
+    # `codefu-launcher run` options for the job's command, e.g. [--metrics-export-port=8080].
+    launcher_args: list[str] = field(default_factory=list)
+    # Local data/model directories are staged once under <this or output_s3_uri or the
+    # SDK's default bucket>/codefu-staged/<channel>/<content digest>/.
+    staging_s3_uri: str | None = None
+    remote_debug: bool = False  # SageMaker remote debugging (SSM sessions, Ray dashboard)
     # True: print the CreateTrainingJob request and touch no AWS. Submitting costs
     # money, so it is an explicit `cluster.sagemaker.dry_run=false`.
     dry_run: bool = True

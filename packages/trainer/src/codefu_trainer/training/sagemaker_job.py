@@ -8,6 +8,12 @@ model in SM_MODEL_DIR. The job's run name is `run.name`: jobs of one run name sh
 checkpoint S3 prefix that SageMaker restores into /opt/ml/checkpoints, so resubmitting a
 run resumes it (veRL `resume_mode=auto`), and veRL's MLflow run is named after it.
 
+Input channels: the prepared tier `<data.out_dir>/<data.tier>/` is the channel named after
+the tier, so the head reads /opt/ml/input/data/<tier>/{train,test}.parquet; an s3://
+`model.path` or a local model directory is the `model` channel. Local directories are
+staged once in S3 (`codefu_launcher.submit.stage_directory`); in a heterogeneous job both
+channels go only to the head's and the training groups' hosts.
+
 `cluster.sagemaker.dry_run` is true by default: the CreateTrainingJob request is printed
 and nothing touches AWS. `cluster.sagemaker.dry_run=false` submits (it costs money).
 """
@@ -20,13 +26,52 @@ from pathlib import Path
 from typing import Any
 
 from codefu_trainer.training.compose import ComposedRun, PrerequisiteError
-from codefu_trainer.training.config import GroupRole, TrainConfig
+from codefu_trainer.training.config import GroupRole, ModelKind, TrainConfig
 
 JOB_CONFIG_DIR = "."  # the job's source code is the conf/ directory; commands run inside it
-JOB_DATA_DIR = "/opt/ml/input/data/data"  # the `data` input channel
-JOB_MODEL_DIR = "/opt/ml/input/data/model"  # the `model` channel (model.path=s3://...)
+JOB_INPUT_DIR = "/opt/ml/input/data"  # channel <name> is /opt/ml/input/data/<name>
+MODEL_CHANNEL = "model"
+JOB_MODEL_DIR = f"{JOB_INPUT_DIR}/{MODEL_CHANNEL}"
 JOB_OUTPUT_DIR = "/opt/ml/output/data"  # uploaded with the job's output
+# Channels the SageMaker SDK adds itself: a data tier may not take their names.
+SDK_CHANNELS = ("code", "sm_drivers")
 IMAGE_PLACEHOLDER = "<unset: cluster.sagemaker.image_uri or $CODEFU_IMAGE_URI>"
+
+
+def model_source(cfg: TrainConfig) -> str | None:
+    """The `model` channel's source (s3:// URI or local directory); None for a hub id.
+
+    Raises PrerequisiteError for a path that looks local but is not a directory here.
+    """
+    path = cfg.model.path
+    if cfg.model.kind is not ModelKind.hf:
+        return None
+    if path.startswith("s3://"):
+        return path if path.endswith("/") else path + "/"
+    local = Path(path).expanduser()
+    if local.is_dir():
+        return str(local.resolve())
+    if path.startswith(("/", ".", "~")) or path.count("/") > 1:
+        raise PrerequisiteError(
+            f"model.path={path} is not a directory on this machine, so it cannot be staged "
+            "for the job. Give a local directory with the model's files (staged in S3 once), "
+            "an s3:// prefix, or a Hugging Face model id. Nothing was submitted."
+        )
+    return None  # a Hugging Face model id: downloaded in the job
+
+
+def data_channel(cfg: TrainConfig) -> tuple[str, str]:
+    """(channel name, source) of the prepared tier: the tier's directory or S3 prefix."""
+    tier = cfg.data.tier
+    if tier in (*SDK_CHANNELS, MODEL_CHANNEL):
+        raise PrerequisiteError(
+            f"data.tier={tier} names a SageMaker channel the job already has "
+            f"({', '.join((*SDK_CHANNELS, MODEL_CHANNEL))}); rename the tier."
+        )
+    root = cfg.data.out_dir
+    if root.startswith("s3://"):
+        return tier, f"{root.rstrip('/')}/{tier}/"
+    return tier, str(Path(root).expanduser().resolve() / tier)
 
 
 def job_overrides(cfg: TrainConfig, user_overrides: Sequence[str]) -> list[str]:
@@ -34,8 +79,8 @@ def job_overrides(cfg: TrainConfig, user_overrides: Sequence[str]) -> list[str]:
     out = [
         o for o in user_overrides if not o.lstrip("+~").startswith(("run.dir=", "data.out_dir="))
     ]
-    out.append(f"data.out_dir={JOB_DATA_DIR}")
-    if cfg.model.path.startswith("s3://"):
+    out.append(f"data.out_dir={JOB_INPUT_DIR}")  # the tier's channel is <out_dir>/<tier>
+    if model_source(cfg) is not None:
         out.append(f"model.path={JOB_MODEL_DIR}")
     # The run directory's name is veRL's trainer.experiment_name: the MLflow run name.
     out += [f"run.dir={JOB_OUTPUT_DIR}/{cfg.run.name}", "cluster.kind=local"]
@@ -47,16 +92,24 @@ def build_job_spec(cfg: TrainConfig, conf_dir: Path, user_overrides: Sequence[st
     from codefu_launcher.submit import InstanceGroupSpec, JobSpec
 
     sm = cfg.cluster.sagemaker
-    channels: dict[str, str] = {}
-    data_root = cfg.data.out_dir
-    channels["data"] = (
-        data_root if data_root.startswith("s3://") else str(Path(data_root).resolve())
-    )
-    if cfg.model.path.startswith("s3://"):
-        channels["model"] = cfg.model.path
+    tier, data_source = data_channel(cfg)
+    channels = {tier: data_source}
+    model = model_source(cfg)
+    if model is not None:
+        channels[MODEL_CHANNEL] = model
     groups = [
         InstanceGroupSpec(g.name, g.instance_type, g.instance_count) for g in sm.instance_groups
     ]
+    # Heterogeneous: the head (driver: dataset, tokenizer) and the training hosts (model
+    # weights) need the channels; judge hosts do not download them.
+    needing = [
+        g.name
+        for g in sm.instance_groups
+        if g.role is GroupRole.train or g.name == sm.head_instance_group
+    ]
+    channel_groups = (
+        dict.fromkeys(channels, needing) if groups and len(needing) < len(groups) else {}
+    )
     image = sm.image_uri or (IMAGE_PLACEHOLDER if sm.dry_run else "")
     return JobSpec(
         base_job_name=sm.base_job_name,
@@ -83,6 +136,10 @@ def build_job_spec(cfg: TrainConfig, conf_dir: Path, user_overrides: Sequence[st
         keep_alive_seconds=sm.keep_alive_seconds,
         volume_size_gb=sm.volume_size_gb,
         environment=dict(sm.environment),
+        launcher_args=list(sm.launcher_args),
+        channel_instance_groups=channel_groups,
+        staging_s3_uri=sm.staging_s3_uri,
+        remote_debug=sm.remote_debug,
         dry_run=sm.dry_run,
     )
 
@@ -120,7 +177,8 @@ def submit_run(run: ComposedRun) -> int:
     if result.dry_run:
         notes = [
             f"every job of run.name={cfg.run.name} resumes from the newest checkpoint under "
-            f"{result.resolved['checkpoint_s3_uri']}; pick another run.name for a fresh run"
+            f"{result.resolved['checkpoint_s3_uri']}; pick another run.name for a fresh run",
+            *model_notes(cfg, spec.input_channels.get(MODEL_CHANNEL)),
         ]
         if not cfg.cluster.sagemaker.image_uri:
             notes.append(
@@ -140,3 +198,21 @@ def submit_run(run: ComposedRun) -> int:
     else:
         print(f"codefu-train: submitted SageMaker training job {result.job_name}", file=sys.stderr)
     return 0
+
+
+def model_notes(cfg: TrainConfig, channel: str | None) -> list[str]:
+    """What the job does for the base model, for the dry run's notes."""
+    if cfg.model.kind is not ModelKind.hf:
+        return []
+    if channel is None:
+        return [
+            f"model.path={cfg.model.path} is a Hugging Face id: every GPU host downloads it "
+            "from the Hub when training starts, which needs outbound internet (a VPC with a "
+            "NAT gateway; never with network isolation). Stage it once instead: download it "
+            "to a directory and pass model.path=DIR (uploaded to S3 once), or an s3:// prefix"
+        ]
+    where = "staged in S3 once" if not channel.startswith("s3://") else "read from S3"
+    return [
+        f"the base model comes from the `model` channel ({where}) at {JOB_MODEL_DIR}; "
+        "no host downloads it from the Hugging Face Hub"
+    ]
