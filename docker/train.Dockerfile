@@ -3,7 +3,11 @@
 #   nox -s image            (tags codefu-train:<version>; `-- push` pushes to ECR)
 # Python package versions come from locks/cuda.txt (`nox -s lock`). Its torch 2.11.0 and
 # vLLM 0.24.0 wheels are built for CUDA 13.0, so the base is CUDA 13.0 (its nvcc compiles
-# flash-attn; tests/test_docker.py checks that both agree). Hosts need a driver for CUDA 13.
+# flash-attn; tests/test_docker.py checks that both agree). CUDA 13 needs host driver >= 580;
+# on older data-center drivers the image carries NVIDIA's forward-compatibility libraries
+# (cuda-compat-13-0, /usr/local/cuda/compat), which `codefu-launcher run` puts on
+# LD_LIBRARY_PATH after checking the host's driver, and stops the job with a message when
+# CUDA still does not initialise (codefu_launcher.cuda; docs/sagemaker.md, "CUDA driver").
 FROM nvidia/cuda:13.0.2-cudnn-devel-ubuntu22.04
 
 ARG PYTHON_VERSION=3.11
@@ -19,13 +23,15 @@ ENV DEBIAN_FRONTEND=noninteractive \
     UV_NO_CACHE=1
 
 # bash, python3 and pip are required by SageMaker; g++ and libseccomp by the judge;
-# iproute2 for the launcher's interface discovery.
+# iproute2 for the launcher's interface discovery; cuda-compat-13-0 (from the CUDA apt
+# repository the base image configures) for hosts whose driver predates CUDA 13.
 RUN apt-get update && apt-get install -y --no-install-recommends \
         bash ca-certificates curl git g++ make libseccomp2 libseccomp-dev iproute2 \
-        openssh-client openssh-server libibverbs-dev \
+        openssh-client openssh-server libibverbs-dev cuda-compat-13-0 \
         python${PYTHON_VERSION} python${PYTHON_VERSION}-dev python${PYTHON_VERSION}-venv python3-pip \
     && update-alternatives --install /usr/bin/python3 python3 /usr/bin/python${PYTHON_VERSION} 1 \
     && update-alternatives --install /usr/bin/python python /usr/bin/python${PYTHON_VERSION} 1 \
+    && ls /usr/local/cuda/compat/libcuda.so.* \
     && rm -rf /var/lib/apt/lists/*
 
 # EFA (libfabric + aws-ofi-nccl) so NCCL uses the p4de/p5 EFA network.

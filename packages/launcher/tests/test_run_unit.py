@@ -127,3 +127,30 @@ def test_an_unpassed_name_is_logged_without_its_value(
         Launcher(plan, ["x"], env, RunSettings(failure_file=str(tmp_path / "f")))
     assert "ODD_SETTING" in caplog.text and "value-123" not in caplog.text
     assert "LISTED_BUT_ABSENT" in caplog.text
+
+
+def test_the_head_says_how_to_reach_its_dashboard() -> None:
+    from codefu_launcher.plan import PlanOptions, make_plan, parse_resource_config
+    from codefu_launcher.run import dashboard_hint
+
+    groups = [
+        {"instance_group_name": "judge", "instance_type": "ml.c7i.24xlarge", "hosts": ["algo-1"]},
+        {"instance_group_name": "train", "instance_type": "ml.p4de.24xlarge", "hosts": ["algo-2"]},
+    ]
+    env = {"TRAINING_JOB_NAME": "codefu-grpo-hetero-1a2b3c-20261125030000"}
+    for current in ("algo-1", "algo-2"):
+        rc = parse_resource_config(
+            {"current_host": current, "hosts": ["algo-1", "algo-2"], "instance_groups": groups}
+        )
+        options = PlanOptions(head_instance_group="train", dashboard_port=8300)
+        plan = make_plan(rc, env, options, cpu_count=4)
+        hint = dashboard_hint(plan, env)
+        if current == "algo-1":  # a judge host: not the head here
+            assert hint is None
+        else:
+            assert hint is not None
+            assert (
+                "--target sagemaker-training-job:codefu-grpo-hetero-1a2b3c-20261125030000_algo-2"
+                in hint
+            )
+            assert '{"portNumber":["8300"],"localPortNumber":["8300"]}' in hint

@@ -146,6 +146,22 @@ def withheld_names(env: Mapping[str, str], passed: Mapping[str, str]) -> list[st
     return sorted(k for k in env if k not in passed)
 
 
+def dashboard_hint(plan: ClusterPlan, env: Mapping[str, str]) -> str | None:
+    """How to reach this head's Ray dashboard from outside (SSM port forwarding)."""
+    opts = plan.options
+    if not plan.is_head or not opts.include_dashboard:
+        return None
+    job = env.get("TRAINING_JOB_NAME", "<training job name>")
+    port = opts.dashboard_port
+    params = f'{{"portNumber":["{port}"],"localPortNumber":["{port}"]}}'
+    return (
+        f"Ray dashboard: {plan.host}:{port} (bound to {opts.dashboard_host}). With the job's "
+        "remote debugging on, forward it: aws ssm start-session --target "
+        f"sagemaker-training-job:{job}_{plan.host} --document-name "
+        f"AWS-StartPortForwardingSession --parameters '{params}'"
+    )
+
+
 def exit_code_of(returncode: int) -> int:
     """A process's exit status as a shell reports it (signal N -> 128+N)."""
     return 128 - returncode if returncode < 0 else returncode
@@ -349,6 +365,9 @@ class Launcher:
         self.ray = RayNode(self.plan.ray_start_args(node_ip, node_ip), self.ray_env(), s)
         self.ray.start()
         self._wait_for_port(node_ip, s.wait_timeout)
+        hint = dashboard_hint(self.plan, self.env)
+        if hint:
+            log.info("%s", hint)
         self._wait_for_nodes(address)
         env = {
             **self.base_env,
@@ -428,6 +447,7 @@ class Launcher:
 
     def _run_worker(self) -> int:
         s = self.settings
+        log.info("Ray head: %s (this host: %s)", self.plan.head_host, self.plan.host)
         join_timeout = s.join_timeout if s.join_timeout is not None else s.wait_timeout + 120
         deadline = time.monotonic() + join_timeout
         head_ip = resolve_host(self.plan.head_host, s.resolve_timeout, s.sleep)
