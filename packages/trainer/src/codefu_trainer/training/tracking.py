@@ -3,6 +3,12 @@
 MLflow's store is a SQLite file in the run directory unless `run.tracking.tracking_uri`
 names another (a SageMaker managed MLflow tracking server ARN needs `sagemaker-mlflow`).
 A resumed run appends to the same jsonl and continues the same MLflow run.
+
+veRL's trainer logs to MLflow itself and opens a new run unless MLFLOW_RUN_ID is set:
+`continue_mlflow_run` finds the run of a run name (tag `codefu.run_name`) or creates it,
+and hands its id to veRL's processes, so every resubmission of a run name that reaches the
+same tracking store (a tracking server; a SQLite file only where it survives, e.g. a local
+run directory) logs into one MLflow run.
 """
 
 from __future__ import annotations
@@ -15,6 +21,8 @@ from typing import Any, TextIO
 
 METRICS_FILE = "metrics.jsonl"
 MLFLOW_RUN_ID_FILE = "mlflow_run_id.txt"
+RUN_NAME_TAG = "codefu.run_name"
+RUN_ID_ENV = "MLFLOW_RUN_ID"
 
 # Columns of the per-step console table: (metric, header, format).
 CONSOLE_COLUMNS: tuple[tuple[str, str, str], ...] = (
@@ -42,6 +50,70 @@ def read_metrics(run_dir: Path) -> list[dict[str, Any]]:
             record = json.loads(line)
             by_step[int(record["step"])] = record
     return [by_step[s] for s in sorted(by_step)]
+
+
+def mlflow_run_for(uri: str, experiment: str, run_name: str) -> str:
+    """The id of `run_name`'s MLflow run in `experiment`: the newest one tagged with it
+    (`codefu.run_name`), else a new run so tagged."""
+    from mlflow.entities import ViewType
+    from mlflow.tracking import MlflowClient
+
+    client = MlflowClient(tracking_uri=uri)
+    exp = client.get_experiment_by_name(experiment)
+    if exp is not None and exp.lifecycle_stage == "deleted":
+        raise RuntimeError(
+            f"MLflow experiment {experiment!r} at {uri} is deleted: restore it "
+            "(mlflow experiments restore) or set run.tracking.experiment to another name."
+        )
+    exp_id = exp.experiment_id if exp is not None else client.create_experiment(experiment)
+    tagged = f"tags.`{RUN_NAME_TAG}`"
+    plain = not any(c in run_name for c in "'\"\\")
+    runs = [
+        r
+        for r in client.search_runs(
+            [exp_id],
+            filter_string=f"{tagged} = '{run_name}'" if plain else f"{tagged} != ''",
+            run_view_type=ViewType.ACTIVE_ONLY,
+            order_by=["attributes.start_time DESC"],
+            max_results=1 if plain else 5000,
+        )
+        if r.data.tags.get(RUN_NAME_TAG) == run_name
+    ]
+    if runs:
+        return str(runs[0].info.run_id)
+    return str(
+        client.create_run(exp_id, run_name=run_name, tags={RUN_NAME_TAG: run_name}).info.run_id
+    )
+
+
+def continue_mlflow_run(verl: Any) -> str | None:
+    """Point veRL's MLflow logger at the run of this run name (one run across resubmissions).
+
+    Sets MLFLOW_RUN_ID in the Ray runtime environment veRL's processes get (and here);
+    an MLFLOW_RUN_ID the user already set wins. None when veRL does not log to MLflow.
+    """
+    import os
+
+    from omegaconf import OmegaConf
+
+    loggers = verl.trainer.get("logger") or []
+    if "mlflow" not in ([loggers] if isinstance(loggers, str) else list(loggers)):
+        return None
+    env_vars = OmegaConf.select(verl, "ray_kwargs.ray_init.runtime_env.env_vars") or {}
+    run_id = env_vars.get(RUN_ID_ENV) or os.environ.get(RUN_ID_ENV)
+    if not run_id:
+        uri = env_vars.get("MLFLOW_TRACKING_URI") or os.environ.get("MLFLOW_TRACKING_URI")
+        if not uri:
+            return None  # veRL falls back to its own store; nothing to continue
+        run_id = mlflow_run_for(
+            str(uri), str(verl.trainer.project_name), str(verl.trainer.experiment_name)
+        )
+    OmegaConf.update(
+        verl, f"ray_kwargs.ray_init.runtime_env.env_vars.{RUN_ID_ENV}", run_id, force_add=True
+    )
+    os.environ[RUN_ID_ENV] = str(run_id)
+    print(f"codefu-train: MLflow run {run_id} ({verl.trainer.experiment_name})", flush=True)
+    return str(run_id)
 
 
 class Tracker:
