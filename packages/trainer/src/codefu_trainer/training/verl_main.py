@@ -16,7 +16,10 @@ from pathlib import Path
 
 from omegaconf import DictConfig, OmegaConf
 
+from codefu_trainer.training.checkpoints import prepare_resume_everywhere
 from codefu_trainer.training.config import TrainConfig, final_model_dir
+from codefu_trainer.training.export import export_final_model
+from codefu_trainer.training.tracking import continue_mlflow_run
 
 
 def latest_actor_checkpoint(ckpt_root: Path) -> Path | None:
@@ -69,14 +72,19 @@ def run(verl: DictConfig, cfg: TrainConfig, run_dir: Path) -> int:
     auto_set_device(verl)
     nodes, gpus = verl.trainer.nnodes, verl.trainer.n_gpus_per_node
     print(f"codefu-train: veRL on {nodes} node(s) x {gpus} GPUs; run dir {run_dir}", flush=True)
+    # Resubmissions of a run name: one MLflow run, every host resumes from one complete step.
+    continue_mlflow_run(verl)
+    prepare_resume_everywhere(verl)
     if verl.trainer.use_v1:
         run_ppo(verl, task_runner_class=TaskRunnerV1)
     else:
         from verl.trainer.main_ppo_v0 import TaskRunner
 
         run_ppo(verl, task_runner_class=TaskRunner)
-    out = export_hf_model(
-        Path(verl.trainer.default_local_dir), final_model_dir(run_dir), cfg.model.trust_remote_code
+    out = export_final_model(  # gathers the shards of every node (export.py)
+        Path(verl.trainer.default_local_dir),
+        final_model_dir(run_dir),
+        trust_remote_code=cfg.model.trust_remote_code,
     )
     summary = {
         "run_dir": str(run_dir),
