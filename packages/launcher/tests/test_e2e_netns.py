@@ -289,7 +289,7 @@ def test_heterogeneous_cluster_forms_with_a_late_worker_and_runs_on_every_node(
         "--wait-timeout=150",
         "--head-instance-group=coord",
         "--coordinator-only-head",
-        "--metrics-export-port=18123",
+        "--metrics-export-port=28123",
         entrypoint=entry,
     )
     for host in ("algo-2", "algo-3"):
@@ -314,7 +314,7 @@ def test_heterogeneous_cluster_forms_with_a_late_worker_and_runs_on_every_node(
     assert out["user_env"] == USER_ENV
     assert out["worker_knobs"] == ["eth0"] * 3
     starts = [line for line in job.log("algo-1").splitlines() if "Starting Ray:" in line]
-    assert starts and "--metrics-export-port=18123" in starts[0]
+    assert starts and "--metrics-export-port=28123" in starts[0]
     assert all(job.failure(h) is None for h in job.procs)
 
 

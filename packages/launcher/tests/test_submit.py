@@ -450,6 +450,8 @@ def test_dry_run_request_is_the_request_a_submission_sends(
         ({"launcher_args": ["--metrics-export-prot=8080"]}, "unrecognized arguments"),
         ({"launcher_args": ["--metrics-export-port=http"]}, "invalid int value"),
         ({"launcher_args": ["--head-instance-group=x"]}, "head_instance_group in the job spec"),
+        ({"launcher_args": ["--metrics-export-port=18123"]}, "worker port range 10002-19999"),
+        ({"launcher_args": ["--metrics-export-port=8265"]}, "also --dashboard-port"),
         ({"launcher_args": ["codefu-train"]}, "the entrypoint follows"),
         ({"base_job_name": "codefu.grpo"}, "base_job_name 'codefu.grpo'"),
         ({"base_job_name": "x" * 42}, "1-41 letters"),

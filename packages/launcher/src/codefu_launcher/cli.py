@@ -143,6 +143,32 @@ def run_option_errors(args: list[str]) -> str | None:
     if list(parsed.entrypoint) != ["--", "entrypoint"]:
         extra = parsed.entrypoint[: parsed.entrypoint.index("--")]
         return f"unexpected arguments {extra} (options only; the entrypoint follows `--`)"
+    return port_conflict(parsed)
+
+
+# Ports `ray start` takes by default besides --port/--dashboard-port: the client server,
+# the dashboard agent, and the range its worker processes listen on.
+RAY_FIXED_PORTS = {10001: "Ray client server", 52365: "Ray dashboard agent"}
+RAY_WORKER_PORTS = range(10002, 20000)
+
+
+def port_conflict(args: argparse.Namespace) -> str | None:
+    """A launcher port that `ray start` would refuse, named; None when there is none."""
+    ports = {"--port": args.port, "--dashboard-port": args.dashboard_port}
+    if args.metrics_export_port is not None:
+        ports["--metrics-export-port"] = args.metrics_export_port
+    seen: dict[int, str] = {}
+    for flag, port in ports.items():
+        if port in seen:
+            return f"{flag} {port} is also {seen[port]}"
+        if port in RAY_FIXED_PORTS:
+            return f"{flag} {port} is the {RAY_FIXED_PORTS[port]}'s port"
+        if port in RAY_WORKER_PORTS:
+            return (
+                f"{flag} {port} is in Ray's worker port range "
+                f"{RAY_WORKER_PORTS.start}-{RAY_WORKER_PORTS.stop - 1}; pick another port"
+            )
+        seen[port] = flag
     return None
 
 
