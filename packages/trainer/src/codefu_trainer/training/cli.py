@@ -77,9 +77,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         require_training_stack("train")
         if args.check:
             run = compose_run(conf_dir, args.overrides, gpus_detected=8)
+            assert run.verl is not None
+            from codefu_trainer.training.recipes import check_recipe
+
+            check_recipe(run.verl)  # recipe=...: what veRL checks only once running
             print(OmegaConf.to_yaml(OmegaConf.structured(run.cfg), resolve=True))
             print("# --- veRL ---")
-            assert run.verl is not None
             print(OmegaConf.to_yaml(run.verl, resolve=False))
             print(
                 "codefu-train: both configs composed and validated; nothing started.",

@@ -21,9 +21,17 @@ from codefu_trainer.training.config import (
     checkpoint_dir,
     mlflow_tracking_uri,
 )
-from codefu_trainer.training.overrides import ConfigError, Override, check_keys, hydra_value
+from codefu_trainer.training.overrides import (
+    ConfigError,
+    Override,
+    check_group_choices,
+    check_keys,
+    hydra_value,
+)
 
 VERL_CONFIG_NAME = "grpo"
+# Config groups of conf/verl/ (`recipe=dapo`): options are files, not keys.
+VERL_GROUPS = ("recipe",)
 # veRL's default when override_config names none (verl/workers/config/model.py).
 VERL_DEFAULT_ATTENTION = "flash_attention_2"
 # Flash attention implementations → the distribution transformers loads them from.
@@ -102,9 +110,11 @@ def build_verl_config(
 ) -> DictConfig:
     """The full veRL config: grpo.yaml + derived values + the user's veRL overrides."""
     derived = derived_overrides(derived_values(cfg, run_dir, gpus_per_node, env))
-    if user_overrides:
+    check_group_choices(conf_dir / "verl", user_overrides, VERL_GROUPS)
+    keys = [o for o in user_overrides if o.key not in VERL_GROUPS]
+    if keys:
         base = compose_verl(conf_dir, derived)
-        check_keys(base, user_overrides, where="veRL's config (conf/verl/grpo.yaml + ppo_trainer)")
+        check_keys(base, keys, where="veRL's config (conf/verl/grpo.yaml + ppo_trainer)")
     return compose_verl(conf_dir, [*derived, *(o.text for o in user_overrides)])
 
 
