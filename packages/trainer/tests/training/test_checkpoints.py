@@ -186,6 +186,15 @@ def test_hosts_that_restored_different_checkpoints_are_refused(tmp_path: Path) -
         prepare_resume_everywhere(_config(tmp_path, keep=3), run_on=_runner_over([full, stale]))
 
 
+def test_a_host_without_checkpoints_does_not_disagree(tmp_path: Path) -> None:
+    one, two = _two_hosts(tmp_path, [16, 32])
+    full = _restore((one, two), tmp_path / "full")
+    judge = tmp_path / "judge_node"  # a node that never held a checkpoint
+    plans = prepare_resume_everywhere(_config(tmp_path, keep=3), run_on=_runner_over([full, judge]))
+    assert [p.step for p in plans] == [32, None]
+    assert not judge.exists()
+
+
 def test_resume_mode_disable_leaves_the_checkpoints_alone(tmp_path: Path) -> None:
     one, _ = _two_hosts(tmp_path, [16])
     assert prepare_resume_everywhere(_config(one, mode="disable"), run_on=_runner_over([one])) == []

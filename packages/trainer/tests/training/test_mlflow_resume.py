@@ -58,6 +58,7 @@ def _job(uri: str, run_name: str, steps: range, monkeypatch: pytest.MonkeyPatch)
     return run_id
 
 
+@pytest.mark.slow
 def test_resubmissions_of_a_run_name_log_into_one_mlflow_run(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -94,6 +95,7 @@ def test_without_mlflow_logging_nothing_is_resolved(
     assert RUN_ID_ENV not in verl.ray_kwargs.ray_init.runtime_env.env_vars
 
 
+@pytest.mark.slow
 def test_run_names_with_quotes_find_their_own_run(tmp_path: Path) -> None:
     uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
     quoted = mlflow_run_for(uri, "exp", "it's")

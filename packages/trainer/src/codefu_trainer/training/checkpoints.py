@@ -118,6 +118,7 @@ class ResumePlan:
     step: int | None  # the newest step complete for every rank; None: start from scratch
     remove: tuple[int, ...]  # steps to delete: partial ones and those beyond the retention
     tracker_was: int | None
+    found: tuple[int, ...] = ()  # every step the root held
 
 
 def resume_step(
@@ -170,7 +171,7 @@ def plan_resume(
                     "trainer.resume_mode=disable."
                 )
     remove = steps_to_remove(steps, step, keep)
-    return ResumePlan(step=step, remove=tuple(remove), tracker_was=tracker)
+    return ResumePlan(step, tuple(remove), tracker, tuple(sorted(steps)))
 
 
 # --- actions on one host ----------------------------------------------------------------
@@ -304,14 +305,15 @@ def prepare_resume_everywhere(config: Any, run_on: NodeRunner | None = None) -> 
             plans = runner(prepare_resume, root, world, contents, keep)
     else:
         plans = run_on(prepare_resume, root, world, contents, keep)
-    steps = {p.step for p in plans}
+    # Hosts without any checkpoint (a judge-only node) have nothing to resume or disagree on.
+    steps = {p.step for p in plans if p.found or p.tracker_was is not None}
     if len(steps) > 1:
         raise CheckpointError(
             f"The hosts' copies of {root} resume from different steps {sorted(map(str, steps))}: "
             "their restored checkpoints differ. Check the S3 checkpoint prefix, or start over "
             "with trainer.resume_mode=disable."
         )
-    for plan in plans[:1]:
+    for plan in [p for p in plans if p.found][:1]:
         if plan.step is not None or plan.remove:
             print(
                 f"codefu-train: resuming from step {plan.step} (tracker said {plan.tracker_was}); "
