@@ -2,7 +2,8 @@
 
 Composition is `codefu_trainer.training.compose`. Then cluster.kind decides: local → veRL
 on this machine's GPUs (or a SageMaker job's Ray cluster); cpu → the CPU rehearsal;
-sagemaker → a SageMaker training job (dry run by default).
+cpu_verl → veRL's own trainer on this machine's CPU; sagemaker → a SageMaker training job
+(dry run by default).
 
 Exit codes: 0 done, 2 configuration error, 3 missing prerequisite (no GPU, no data, no
 credentials), 1 the run itself failed.
@@ -49,13 +50,24 @@ def run_local(conf_dir: Path, overrides: Sequence[str]) -> int:
     return verl_main.run(run.verl, run.cfg, run.run_dir)
 
 
+def run_cpu_verl(conf_dir: Path, overrides: Sequence[str]) -> int:
+    """veRL's own trainer on this machine's CPU (README "veRL on CPU")."""
+    run = compose_run(conf_dir, overrides)
+    require_data(run.cfg)
+    write_resolved(run)
+    from codefu_trainer.training import verl_main
+
+    assert run.verl is not None
+    return verl_main.run(run.verl, run.cfg, run.run_dir)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="codefu-train",
         description=(
             "Compose conf/train.yaml + conf/verl/grpo.yaml and train: cluster=local (veRL on "
-            "this machine's GPUs), cluster=cpu (CPU rehearsal), cluster=sagemaker_* (submit a "
-            "job). "
+            "this machine's GPUs), cluster=cpu (CPU rehearsal), cluster=cpu_verl (veRL's "
+            "trainer on CPU), cluster=sagemaker_* (submit a job). "
             "Overrides whose first key is cluster/data/reward/model/run/rehearsal are ours; others "
             "go to veRL (prefix verl. for veRL's own data./reward./model. keys)."
         ),
@@ -93,6 +105,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         kind = to_train_config(compose_train(conf_dir, ours)).cluster.kind
         if kind is ClusterKind.local:
             return run_local(conf_dir, args.overrides)
+        if kind is ClusterKind.cpu_verl:
+            return run_cpu_verl(conf_dir, args.overrides)
         if kind is ClusterKind.cpu:
             run = compose_run(conf_dir, args.overrides)
             require_data(run.cfg)

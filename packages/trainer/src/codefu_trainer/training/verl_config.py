@@ -17,6 +17,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from codefu_data.compose import compose_config
 from codefu_trainer.training.config import (
+    ClusterKind,
     TrainConfig,
     checkpoint_dir,
     mlflow_tracking_uri,
@@ -62,6 +63,10 @@ def derived_values(
 ) -> dict[str, Any]:
     """veRL keys set from our config: data files, nodes/GPUs, model, checkpoints, tracking."""
     train, test = data_files(cfg)
+    if cfg.cluster.kind is ClusterKind.cpu_verl:
+        from codefu_trainer.training.verl_cpu.config import judge_workers
+
+        judge_workers(cfg)
     reward = OmegaConf.to_container(
         OmegaConf.structured(cfg.reward), resolve=True, enum_to_str=True
     )
@@ -84,6 +89,11 @@ def derived_values(
         "trainer.logger": ["console", "mlflow"] if cfg.run.tracking.mlflow else ["console"],
         "++ray_kwargs.ray_init.runtime_env.env_vars": env_vars,
     }
+    if cfg.cluster.kind is ClusterKind.cpu_verl:
+        from codefu_trainer.training.verl_cpu.config import cpu_values
+
+        env_vars["VERL_PLATFORM"] = "cpu"
+        values.update(cpu_values(cfg, run_dir))
     return values
 
 

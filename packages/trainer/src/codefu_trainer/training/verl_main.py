@@ -21,6 +21,9 @@ from codefu_trainer.training.config import TrainConfig, final_model_dir
 from codefu_trainer.training.export import export_final_model
 from codefu_trainer.training.tracking import continue_mlflow_run
 
+# veRL's rollout backend on CPU (codefu_trainer.training.verl_cpu): no vLLM needed.
+CPU_ROLLOUT = "hf_cpu"
+
 
 def latest_actor_checkpoint(ckpt_root: Path) -> Path | None:
     """<root>/global_step_N/actor of the newest step veRL recorded (or found)."""
@@ -53,14 +56,23 @@ def export_hf_model(ckpt_root: Path, out_dir: Path, trust_remote_code: bool = Fa
 
 
 def run(verl: DictConfig, cfg: TrainConfig, run_dir: Path) -> int:
-    """Train with veRL; returns an exit code."""
-    if importlib.util.find_spec("vllm") is None:
+    """Train with veRL; returns an exit code. rollout.name=hf_cpu runs on this machine's CPU."""
+    on_cpu = verl.actor_rollout_ref.rollout.name == CPU_ROLLOUT
+    if not on_cpu and importlib.util.find_spec("vllm") is None:
         print(
             "codefu-train: vLLM is not installed; veRL's rollouts need it. `nox -s train` installs "
             "it on a CUDA machine (trainer[gpu]); elsewhere: pip install 'codefu-trainer[gpu]'.",
             file=sys.stderr,
         )
         return 3
+    if on_cpu:
+        from codefu_trainer.training.verl_cpu import run as cpu
+
+        return cpu.run(verl, cfg, run_dir, lambda: _train(verl, cfg, run_dir))
+    return _train(verl, cfg, run_dir)
+
+
+def _train(verl: DictConfig, cfg: TrainConfig, run_dir: Path) -> int:
     from verl.trainer.main_ppo import TaskRunnerV1, run_ppo
     from verl.utils.device import auto_set_device
 

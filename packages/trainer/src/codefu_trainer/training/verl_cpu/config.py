@@ -1,0 +1,123 @@
+"""The veRL settings and inputs of a run of veRL's own trainer on this machine's CPU.
+
+`cpu_overrides` are veRL config overrides (added after the derived ones, before the user's);
+`prepare_inputs` writes what they point at: the warm-started tiny model and the rehearsal's
+problems as a veRL dataset, both under the run directory.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from codefu_trainer.training.config import ModelKind, TrainConfig
+from codefu_trainer.training.verl_cpu.hook import HOOK
+from codefu_trainer.training.verl_cpu.patches import ROLLOUT_NAME
+
+# Ray's logical CPUs: veRL's TransferQueue controller and storage unit, the agent-loop and
+# reward workers, the TaskRunner and the trainer's worker each hold one; they mostly wait.
+RAY_CPUS = 16
+# The template and role markers the chat template adds around a prompt (byte tokens).
+TEMPLATE_TOKENS = 64
+# Judge processes on this machine (veRL's reward loop sends them every sample).
+JUDGE_WORKERS = 2
+
+
+def model_dir(run_dir: Path) -> Path:
+    return run_dir / "base_model"
+
+
+def data_dir(run_dir: Path) -> Path:
+    return run_dir / "data"
+
+
+def cpu_values(cfg: TrainConfig, run_dir: Path) -> dict[str, Any]:
+    """veRL keys for its trainer on CPU: the hf_cpu rollout, FSDP2 in fp32, the rehearsal's
+    sizes and algorithm settings, Ray and TransferQueue sized for a small machine."""
+    r = cfg.rehearsal
+    data = data_dir(run_dir)
+    mini = r.prompts_per_step // 2 if r.prompts_per_step % 2 == 0 else r.prompts_per_step
+    values: dict[str, Any] = {
+        "data.train_files": [str(data / "train.parquet")],
+        "data.val_files": [str(data / "test.parquet")],
+        "data.train_batch_size": r.prompts_per_step,
+        "data.max_prompt_length": r.max_prompt_tokens + TEMPLATE_TOKENS,
+        "data.max_response_length": r.max_completion_tokens,
+        "data.dataloader_num_workers": 0,
+        "actor_rollout_ref.rollout.name": ROLLOUT_NAME,
+        "actor_rollout_ref.rollout.n": r.num_generations,
+        "actor_rollout_ref.rollout.temperature": r.temperature,
+        "actor_rollout_ref.rollout.tensor_model_parallel_size": 1,
+        "actor_rollout_ref.rollout.agent.num_workers": 1,
+        "actor_rollout_ref.actor.ppo_mini_batch_size": mini,
+        "actor_rollout_ref.actor.strategy": "fsdp2",  # FSDP1 needs an accelerator
+        "actor_rollout_ref.ref.strategy": "fsdp2",
+        "actor_rollout_ref.actor.use_torch_compile": False,
+        "actor_rollout_ref.ref.use_torch_compile": False,
+        # fp32 on both sides: the actor's and the reference's log_probs share one
+        # TransferQueue field, which refuses a second dtype.
+        "+actor_rollout_ref.actor.fsdp_config.mixed_precision": {"param_dtype": "fp32"},
+        "+actor_rollout_ref.ref.fsdp_config.mixed_precision": {"param_dtype": "fp32"},
+        "actor_rollout_ref.model.enable_gradient_checkpointing": False,
+        "trainer.total_training_steps": r.steps,
+        "trainer.total_epochs": r.steps,  # a few problems: an epoch may be one step
+        "trainer.save_freq": r.save_steps,
+        "trainer.test_freq": -1,
+        "trainer.val_before_train": False,
+        "trainer.n_gpus_per_node": 1,
+        "ray_kwargs.ray_init.num_cpus": RAY_CPUS,
+        # A cluster of the run's own (a bare ray.init() joins any on this machine).
+        "++ray_kwargs.ray_init.address": "local",
+        "++ray_kwargs.ray_init.include_dashboard": False,
+        "++ray_kwargs.ray_init.runtime_env.worker_process_setup_hook": HOOK,
+        "transfer_queue.backend.SimpleStorage.num_data_storage_units": 1,
+        "reward.num_workers": 1,
+    }
+    if r.learning_rate is not None:
+        values["actor_rollout_ref.actor.optim.lr"] = r.learning_rate
+    if cfg.model.kind is ModelKind.tiny:
+        values["actor_rollout_ref.model.path"] = str(model_dir(run_dir))
+    return values
+
+
+def judge_workers(cfg: TrainConfig) -> None:
+    """Size the judge pool for this machine (it would count Ray's logical CPUs)."""
+    if cfg.reward.worker.num_workers is None:
+        cfg.reward.worker.num_workers = JUDGE_WORKERS
+
+
+def prepare_inputs(cfg: TrainConfig, run_dir: Path) -> Path:
+    """The rehearsal's problems (prompts cut to rehearsal.max_prompt_tokens) as
+    <run dir>/data/{train,test}.parquet, and the warm-started tiny model in <run dir>/base_model
+    (model.kind=tiny). Returns the data directory. A resumed run keeps what it has."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from codefu_trainer.training.base_model import cached_base_model, select_problems
+    from codefu_trainer.training.rehearsal import load_prompts
+    from codefu_trainer.training.verl_config import data_files
+
+    r = cfg.rehearsal
+    out = data_dir(run_dir)
+    train_file, _ = data_files(cfg)
+    rows = load_prompts(train_file, max_prompt_chars=r.max_prompt_tokens)
+    chosen, examples = select_problems(rows, cfg.data.source, r)
+    if cfg.model.kind is ModelKind.tiny:
+        cached_base_model(cfg.model.tiny, r, examples, model_dir(run_dir))
+    if (out / "train.parquet").is_file() and (out / "test.parquet").is_file():
+        return out
+    names = [str(row["name"]) for row in chosen]
+    prompts = {str(row["name"]): row["prompt"] for row in chosen}
+    table = pq.read_table(train_file).to_pylist()
+    by_name = {str((row.get("extra_info") or {}).get("name", "")): row for row in table}
+    picked = []
+    for name in names:
+        row = dict(by_name[name])
+        row["prompt"] = prompts[name]
+        picked.append(row)
+    out.mkdir(parents=True, exist_ok=True)
+    for split in ("train", "test"):
+        pq.write_table(pa.Table.from_pylist(picked), out / f"{split}.parquet")
+    (out / "problems.json").write_text(json.dumps(names, indent=1))
+    return out

@@ -1,0 +1,355 @@
+"""veRL rollout backend `hf_cpu`: an async server generating with transformers on the CPU.
+
+veRL's rollout backends (vLLM, SGLang, TensorRT-LLM) need a GPU. This backend plugs into the
+same places, laid out as theirs are:
+
+- `HFCpuServer`: the Ray actor veRL's agent loop sends token-in/token-out `generate`
+  requests to (through veRL's load balancer). Requests arriving together are generated as
+  one left-padded batch with `model.generate`; each response token's log-prob is computed
+  from the raw logits at the request's temperature, as veRL's actor computes it (so
+  `training/rollout_probs_diff_max` measures the weight sync). Responses carry the step of
+  the weights that produced them (`extra_fields["global_steps"]`), which veRL's trainer reads.
+- `HFCpuReplica`: veRL's `RolloutReplica` for it (registered in veRL's replica registry):
+  starts one server per replica.
+- `HFCpuRollout`: the adapter veRL's actor worker builds (`get_rollout_class`): the actor's
+  weights after each update go to the server through the Ray object store (veRL's `naive`
+  checkpoint-engine path: `engine.get_per_tensor_param()` → `update_weights`). resume /
+  release / sleep / wake-up free or restore accelerator memory on GPU backends: on a CPU
+  there is none, and they do nothing.
+
+For CI-size models (the tiny model): one process holds the whole model; no tensor
+parallelism, no KV-cache reuse across requests.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+from collections.abc import AsyncGenerator, Generator
+from dataclasses import dataclass, field
+from typing import Any
+
+import ray
+import torch
+from verl.workers.rollout.base import BaseRollout
+from verl.workers.rollout.replica import RolloutReplica, TokenOutput
+from verl.workers.rollout.utils import ensure_async_iterator
+
+logger = logging.getLogger(__name__)
+
+# How long the server waits for more requests to join a batch once one arrives: the agent
+# loop sends a step's requests concurrently, one Ray call each.
+BATCH_WINDOW_S = 0.05
+# Torch threads of the server's generation (0: torch's default). On a 2-core machine the
+# trainer and the rollout take turns, so both may use every core.
+THREADS_ENV = "CODEFU_HF_CPU_THREADS"
+
+
+def server_name(replica_rank: int, suffix: str = "") -> str:
+    """The Ray actor name of a replica's server (the adapter finds it by this name)."""
+    return f"hf_cpu_server_{replica_rank}{suffix}"
+
+
+@dataclass
+class _Request:
+    prompt_ids: list[int]
+    max_tokens: int
+    future: asyncio.Future[TokenOutput] = field(repr=False)
+
+
+def sampling_key(params: dict[str, Any]) -> tuple[float, float, int, float]:
+    """Requests with the same key are generated in one batch."""
+    return (
+        float(params.get("temperature", 1.0)),
+        float(params.get("top_p", 1.0)),
+        int(params.get("top_k", -1)),
+        float(params.get("repetition_penalty", 1.0)),
+    )
+
+
+def token_log_probs(logits: torch.Tensor, tokens: torch.Tensor, temperature: float) -> torch.Tensor:
+    """log p(token) under softmax(logits / temperature) (greedy: temperature 0 → 1).
+
+    logits (batch, steps, vocab), tokens (batch, steps) → (batch, steps). veRL's actor
+    divides by the same temperature, so both sides compute the same quantity.
+    """
+    scaled = logits.float() / (temperature if temperature > 0 else 1.0)
+    return torch.log_softmax(scaled, dim=-1).gather(-1, tokens.unsqueeze(-1)).squeeze(-1)
+
+
+class HFCpuServer:
+    """The generation server of one `hf_cpu` replica (a Ray actor; async methods)."""
+
+    def __init__(self, config: Any, model_config: Any, replica_rank: int) -> None:
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+        from verl.utils.config import omega_conf_to_dataclass
+        from verl.workers.config import HFModelConfig, RolloutConfig
+
+        self.config: RolloutConfig = omega_conf_to_dataclass(config)
+        self.model_config: HFModelConfig = omega_conf_to_dataclass(
+            model_config, dataclass_type=HFModelConfig
+        )
+        self.replica_rank = replica_rank
+        threads = int(os.environ.get(THREADS_ENV, "0"))
+        if threads > 0:
+            torch.set_num_threads(threads)
+        torch.manual_seed(int(getattr(self.config, "seed", 0) or 0) + replica_rank)
+        path = self.model_config.local_path or self.model_config.path
+        self.model = AutoModelForCausalLM.from_pretrained(
+            path,
+            dtype=torch.float32,
+            trust_remote_code=self.model_config.trust_remote_code,
+            attn_implementation="sdpa",
+        ).eval()
+        tok_path = self.model_config.local_tokenizer_path or path
+        tokenizer = AutoTokenizer.from_pretrained(
+            tok_path, trust_remote_code=self.model_config.trust_remote_code
+        )
+        eos = self.model.generation_config.eos_token_id
+        eos_ids = eos if isinstance(eos, list) else [eos] if eos is not None else []
+        if tokenizer.eos_token_id is not None:
+            eos_ids.append(tokenizer.eos_token_id)
+        if not eos_ids:
+            raise ValueError(f"{path}: neither its generation config nor its tokenizer names EOS.")
+        self.eos_ids = sorted(set(eos_ids))
+        pad = tokenizer.pad_token_id
+        self.pad_id = int(pad if pad is not None else self.eos_ids[0])
+        self.global_steps: int | None = None
+        self.weight_updates = 0
+        self._pending: dict[tuple[float, float, int, float], list[_Request]] = {}
+        self._wake = asyncio.Event()
+        self._worker: asyncio.Task[None] | None = None
+        self._lock = asyncio.Lock()  # generation vs. weight updates
+
+    # --- generation ---------------------------------------------------------------------
+
+    async def generate(
+        self,
+        prompt_ids: list[int],
+        sampling_params: dict[str, Any],
+        request_id: str,
+        image_data: Any = None,
+        video_data: Any = None,
+        **kwargs: Any,
+    ) -> TokenOutput:
+        """Sample one response to `prompt_ids` (token ids in, token ids and log-probs out)."""
+        if image_data or video_data:
+            raise NotImplementedError("the hf_cpu rollout generates from text prompts only.")
+        budget = self.config.prompt_length + self.config.response_length - len(prompt_ids)
+        max_tokens = max(0, min(self.config.response_length, budget))
+        if "max_tokens" in sampling_params:
+            max_tokens = min(max_tokens, int(sampling_params["max_tokens"]))
+        if "max_new_tokens" in sampling_params:
+            max_tokens = min(max_tokens, int(sampling_params["max_new_tokens"]))
+        future: asyncio.Future[TokenOutput] = asyncio.get_running_loop().create_future()
+        key = sampling_key(sampling_params)
+        self._pending.setdefault(key, []).append(_Request(list(prompt_ids), max_tokens, future))
+        if self._worker is None or self._worker.done():
+            self._worker = asyncio.create_task(self._serve())
+        self._wake.set()
+        return await future
+
+    async def _serve(self) -> None:
+        while True:
+            await self._wake.wait()
+            await asyncio.sleep(BATCH_WINDOW_S)
+            self._wake.clear()
+            while self._pending:
+                key, batch = next(iter(self._pending.items()))
+                del self._pending[key]
+                async with self._lock:
+                    try:
+                        outputs = await asyncio.to_thread(self._generate_batch, key, batch)
+                    except Exception as exc:  # every waiting request learns why
+                        for req in batch:
+                            if not req.future.done():
+                                req.future.set_exception(exc)
+                        continue
+                for req, out in zip(batch, outputs, strict=True):
+                    if not req.future.done():
+                        req.future.set_result(out)
+
+    @torch.no_grad()
+    def _generate_batch(
+        self, key: tuple[float, float, int, float], batch: list[_Request]
+    ) -> list[TokenOutput]:
+        from transformers import GenerationConfig
+
+        temperature, top_p, top_k, repetition_penalty = key
+        width = max(len(r.prompt_ids) for r in batch)
+        ids = torch.full((len(batch), width), self.pad_id, dtype=torch.long)
+        mask = torch.zeros((len(batch), width), dtype=torch.long)
+        for i, r in enumerate(batch):  # left padding: every prompt ends at the same column
+            ids[i, width - len(r.prompt_ids) :] = torch.tensor(r.prompt_ids)
+            mask[i, width - len(r.prompt_ids) :] = 1
+        max_new = max(r.max_tokens for r in batch)
+        if max_new == 0:
+            return [self._output([], []) for _ in batch]
+        sample = temperature > 0
+        gen = GenerationConfig(
+            do_sample=sample,
+            temperature=temperature if sample else None,
+            top_p=top_p if sample else None,
+            top_k=(top_k if top_k > 0 else None) if sample else None,
+            repetition_penalty=repetition_penalty,
+            max_new_tokens=max_new,
+            eos_token_id=self.eos_ids,
+            pad_token_id=self.pad_id,
+            return_dict_in_generate=True,
+            output_logits=True,
+        )
+        out = self.model.generate(input_ids=ids, attention_mask=mask, generation_config=gen)
+        new = out.sequences[:, width:]
+        logits = torch.stack(out.logits, dim=1)
+        log_probs = token_log_probs(logits, new, temperature)
+        results = []
+        for i, r in enumerate(batch):
+            tokens = new[i, : r.max_tokens].tolist()
+            for j, t in enumerate(tokens):
+                if t in self.eos_ids:  # the response ends with its EOS token
+                    tokens = tokens[: j + 1]
+                    break
+            results.append(self._output(tokens, log_probs[i, : len(tokens)].tolist()))
+        return results
+
+    def _output(self, tokens: list[int], log_probs: list[float]) -> TokenOutput:
+        return TokenOutput(
+            token_ids=tokens,
+            log_probs=log_probs,
+            stop_reason="completed",
+            extra_fields={"global_steps": self.global_steps},
+        )
+
+    # --- weights ------------------------------------------------------------------------
+
+    async def update_weights(
+        self, named_tensors: dict[str, torch.Tensor], global_steps: int | None
+    ) -> int:
+        """Load the actor's weights (HF names); returns how many tensors were loaded."""
+        async with self._lock:
+            loaded = await asyncio.to_thread(self._load, named_tensors)
+            if global_steps is not None:
+                self.global_steps = global_steps
+            self.weight_updates += 1
+        return loaded
+
+    def _load(self, named_tensors: dict[str, torch.Tensor]) -> int:
+        # state_dict names tied weights (lm_head.weight = the embedding) under both names.
+        params = self.model.state_dict(keep_vars=True)
+        unknown = sorted(set(named_tensors) - set(params))
+        if unknown:
+            raise KeyError(
+                f"hf_cpu rollout: the actor sent weights the rollout model does not have: "
+                f"{unknown[:5]} (of {len(unknown)}); are both the same architecture?"
+            )
+        with torch.no_grad():
+            for name, tensor in named_tensors.items():
+                params[name].copy_(tensor.to(params[name].dtype))
+        return len(named_tensors)
+
+    async def set_global_steps(self, global_steps: int) -> None:
+        self.global_steps = global_steps
+
+    async def stats(self) -> dict[str, Any]:
+        """What the server did: weight updates received, the step of its weights."""
+        return {"weight_updates": self.weight_updates, "global_steps": self.global_steps}
+
+    # --- memory and request control: nothing to free on a CPU ---------------------------
+
+    async def wake_up(self) -> None:
+        pass
+
+    async def sleep(self) -> None:
+        pass
+
+    async def clear_kv_cache(self) -> None:
+        pass
+
+    async def release_kv_cache(self) -> None:
+        pass
+
+    async def resume_kv_cache(self) -> None:
+        pass
+
+    async def abort_all_requests(self, reject_request: bool = False) -> None:
+        """Generation of a batch cannot be interrupted; weight updates wait for it (lock)."""
+
+    async def resume_generation(self) -> None:
+        pass
+
+    async def start_profile(self, **kwargs: Any) -> None:
+        pass
+
+    async def stop_profile(self) -> None:
+        pass
+
+
+class HFCpuReplica(RolloutReplica):
+    """veRL's rollout replica for `hf_cpu`: one `HFCpuServer` actor."""
+
+    def rollout_worker_use_gpu(self) -> bool:
+        return False
+
+    async def launch_servers(self) -> None:
+        if self.world_size != 1:
+            raise ValueError(
+                "rollout.name=hf_cpu runs one process per replica: set actor_rollout_ref.rollout."
+                "tensor_model_parallel_size=1 (and data/pipeline parallel sizes 1)."
+            )
+        name = server_name(self.replica_rank, self.name_suffix)
+        actor = ray.remote(HFCpuServer).options(
+            name=name,
+            num_cpus=0,  # it takes turns with the trainer's processes
+            max_concurrency=self.max_concurrency,
+            runtime_env={"env_vars": {THREADS_ENV: os.environ.get(THREADS_ENV, "0")}},
+        )
+        server = actor.remote(self.config, self.model_config, self.replica_rank)
+        await server.stats.remote()  # raises here if the model failed to load
+        self.servers = [server]
+        self._server_handle = server
+        self._server_address = name
+
+
+class HFCpuRollout(BaseRollout):
+    """The actor worker's side of `hf_cpu`: sends the trained weights to its replica's server."""
+
+    def __init__(
+        self, config: Any, model_config: Any, device_mesh: Any, *args: Any, **kwargs: Any
+    ) -> None:
+        super().__init__(config, model_config, device_mesh)
+        self.replica_rank = (
+            int(device_mesh["dp"].get_local_rank()) if device_mesh is not None else 0
+        )
+        self._server: Any = None
+
+    def _server_handle(self) -> Any:
+        if self._server is None:
+            self._server = ray.get_actor(server_name(self.replica_rank))
+        return self._server
+
+    async def resume(self, tags: list[str]) -> None:
+        """Weights and KV cache stay in CPU memory: nothing to restore."""
+
+    async def release(self) -> None:
+        """Nothing to free on a CPU."""
+
+    async def update_weights(
+        self,
+        weights: Generator[tuple[str, torch.Tensor], None, None]
+        | AsyncGenerator[tuple[str, torch.Tensor], None],
+        wire_format: str = "named_tensors",
+        **kwargs: Any,
+    ) -> None:
+        if wire_format != "named_tensors":
+            raise ValueError(
+                f"the hf_cpu rollout takes full named tensors, not {wire_format!r}: use "
+                "actor_rollout_ref.rollout.checkpoint_engine.backend=naive."
+            )
+        if kwargs.get("peft_config") is not None:
+            raise NotImplementedError("the hf_cpu rollout does not load LoRA adapters.")
+        named: dict[str, torch.Tensor] = {}
+        async for name, tensor in ensure_async_iterator(weights):
+            full = tensor.full_tensor() if hasattr(tensor, "full_tensor") else tensor
+            named[name] = full.detach().to("cpu").contiguous().clone()
+        await self._server_handle().update_weights.remote(named, kwargs.get("global_steps"))
