@@ -456,6 +456,13 @@ def test_dry_run_request_is_the_request_a_submission_sends(
         ({"base_job_name": "codefu.grpo"}, "base_job_name 'codefu.grpo'"),
         ({"base_job_name": "x" * 42}, "1-41 letters"),
         ({"channel_instance_groups": {"nope": ["g"]}}, "not an input channel"),
+        ({"secret_parameters": {"HF_TOKEN": "hf-token"}}, "starting with '/'"),
+        ({"secret_parameters": {"RAY_AUTH_TOKEN": "/x"}}, "not a variable name to set"),
+        (
+            {"secret_parameters": {"K": "/x"}, "environment": {"K": "1"}},
+            "both environment and secret_parameters",
+        ),
+        ({"environment": {"CODEFU_SECRET_PARAMETERS": "A=/b"}}, "set these themselves"),
         ({"max_retry_attempts": 31}, "1 to 30"),
     ],
 )
@@ -651,3 +658,37 @@ def test_every_user_entry_is_listed_for_the_launcher_to_pass_on(
     env = req["Environment"]
     assert {k: env[k] for k in user} == user
     assert env["CODEFU_PASS_ENV"] == "GLOO_SOCKET_IFNAME,MY_KNOB,RAY_DEDUP_LOGS"
+
+
+def test_secrets_travel_as_parameter_names_and_every_host_reads_them(
+    aws: None, workdir: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """A credential goes through Parameter Store: the job carries its name, hosts its value."""
+    from codefu_launcher.plan import PlanOptions, make_plan, parse_resource_config
+    from codefu_launcher.run import Launcher, LaunchError, RunSettings
+
+    ssm = boto3.client("ssm", region_name="us-east-1")
+    ssm.put_parameter(Name="/team/wandb-key", Value="wandb-s3cr3t", Type="SecureString")
+    spec = small_job(workdir[0], secret_parameters={"WANDB_API_KEY": "/team/wandb-key"})
+    req, _ = run_submit(spec)
+    env = req["Environment"]
+    assert env["CODEFU_SECRET_PARAMETERS"] == "WANDB_API_KEY=/team/wandb-key"
+    assert "wandb-s3cr3t" not in json.dumps(req)
+    rc = parse_resource_config(
+        {
+            "current_host": "algo-1",
+            "hosts": ["algo-1"],
+            "instance_groups": [
+                {"instance_group_name": "g", "instance_type": "ml.c5.xlarge", "hosts": ["algo-1"]}
+            ],
+        }
+    )
+    host_env = {**env, "PATH": "/usr/bin"}
+    plan = make_plan(rc, host_env, PlanOptions(), cpu_count=1)
+    settings = RunSettings(failure_file=str(tmp_path / "failure"))
+    launcher = Launcher(plan, ["x"], host_env, settings)
+    assert launcher.base_env["WANDB_API_KEY"] == "wandb-s3cr3t"
+    assert launcher.ray_env()["WANDB_API_KEY"] == "wandb-s3cr3t"
+    host_env["CODEFU_SECRET_PARAMETERS"] = "WANDB_API_KEY=/team/missing"
+    with pytest.raises(LaunchError, match=r"/team/missing.*ssm:GetParameter"):
+        Launcher(plan, ["x"], host_env, settings)

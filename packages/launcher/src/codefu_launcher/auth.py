@@ -121,3 +121,55 @@ def auth_environment(env: Mapping[str, str], expected_nodes: int) -> dict[str, s
             )
         secret = secrets.token_hex(32)
     return {"RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": derive_auth_token(secret)}
+
+
+# --- the user's own secrets ----------------------------------------------------------------
+
+# "NAME=/parameter/name,NAME2=/other" (names only): each host reads the SecureStrings with
+# the job's role and hands the values to Ray and the entrypoint as NAME, NAME2.
+SECRET_PARAMETERS_ENV = "CODEFU_SECRET_PARAMETERS"
+
+
+def encode_secret_parameters(parameters: Mapping[str, str]) -> str:
+    """The job environment value that names `parameters` (variable -> parameter name)."""
+    return ",".join(f"{name}={parameters[name]}" for name in sorted(parameters))
+
+
+def decode_secret_parameters(value: str) -> dict[str, str]:
+    """Inverse of `encode_secret_parameters`; raises AuthError on a malformed value."""
+    out: dict[str, str] = {}
+    for item in filter(None, (part.strip() for part in value.split(","))):
+        name, sep, parameter = item.partition("=")
+        if not sep or not name or not parameter:
+            raise AuthError(f"{SECRET_PARAMETERS_ENV} item {item!r} is not NAME=/parameter.")
+        out[name] = parameter
+    return out
+
+
+def secret_environment(env: Mapping[str, str]) -> dict[str, str]:
+    """The user's secrets named by CODEFU_SECRET_PARAMETERS, read from Parameter Store."""
+    parameters = decode_secret_parameters(env.get(SECRET_PARAMETERS_ENV, ""))
+    if not parameters:
+        return {}
+    try:
+        import boto3
+        from botocore.exceptions import BotoCoreError, ClientError
+    except ModuleNotFoundError as exc:
+        raise AuthError(
+            f"{SECRET_PARAMETERS_ENV} is set but boto3 is not installed: install "
+            "codefu-launcher[submit] in the image."
+        ) from exc
+    region = env.get(AUTH_REGION_ENV) or env.get("AWS_REGION") or None
+    ssm = boto3.client("ssm", region_name=region)
+    values: dict[str, str] = {}
+    for name, parameter in parameters.items():
+        try:
+            response = ssm.get_parameter(Name=parameter, WithDecryption=True)
+        except (BotoCoreError, ClientError) as exc:
+            raise AuthError(
+                f"Could not read {parameter} (for {name}) from Parameter Store ({exc}). The "
+                "job's execution role needs ssm:GetParameter on it (and kms:Decrypt when it "
+                "is encrypted with your own KMS key)."
+            ) from exc
+        values[name] = str(response["Parameter"]["Value"])
+    return values

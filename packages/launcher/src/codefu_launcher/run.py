@@ -23,7 +23,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType
 
-from codefu_launcher.auth import AUTH_SECRET_ENV, AuthError, auth_environment
+from codefu_launcher.auth import (
+    AUTH_SECRET_ENV,
+    AuthError,
+    auth_environment,
+    secret_environment,
+)
 from codefu_launcher.cuda import CudaError, cuda_environment
 from codefu_launcher.plan import ClusterPlan
 
@@ -291,9 +296,12 @@ class Launcher:
         self.settings = settings
         try:
             self.auth = auth_environment(env, plan.expected_nodes)
+            secrets = secret_environment(env)
         except AuthError as exc:
             raise LaunchError(str(exc)) from exc
-        self.base_env = minimal_environment(env, settings.extra_env)
+        self.base_env = {**minimal_environment(env, settings.extra_env), **secrets}
+        if secrets:
+            log.info("Secrets read from Parameter Store: %s", ", ".join(sorted(secrets)))
         missing = sorted(pass_env_names(env) - set(env))
         if missing:
             log.warning("%s names %s, which this host's environment lacks", PASS_ENV_ENV, missing)

@@ -31,7 +31,9 @@ from codefu_launcher.auth import (
     AUTH_PARAMETER_ENV,
     AUTH_REGION_ENV,
     AUTH_SECRET_ENV,
+    SECRET_PARAMETERS_ENV,
     AuthError,
+    encode_secret_parameters,
     store_job_secret,
 )
 from codefu_launcher.offline_aws import (
@@ -54,7 +56,15 @@ JOB_SUFFIX_HEX = 6
 MAX_BASE_JOB_NAME = 63 - len("-yyyymmddHHMMSS") - 1 - JOB_SUFFIX_HEX
 BASE_JOB_NAME_PATTERN = re.compile(r"[A-Za-z0-9]([A-Za-z0-9_-]*[A-Za-z0-9])?")
 # The environment entries that only submission sets (the Ray auth secret's whereabouts).
-SET_BY_SUBMISSION = (AUTH_SECRET_ENV, AUTH_PARAMETER_ENV, AUTH_REGION_ENV, PASS_ENV_ENV)
+SET_BY_SUBMISSION = (
+    AUTH_SECRET_ENV,
+    AUTH_PARAMETER_ENV,
+    AUTH_REGION_ENV,
+    PASS_ENV_ENV,
+    SECRET_PARAMETERS_ENV,
+)
+# A Parameter Store name (hierarchical, as the launcher reads it).
+PARAMETER_NAME = re.compile(r"/[A-Za-z0-9_.\-/]{1,1010}")
 # Names that look like credentials: a job's Environment is shown by DescribeTrainingJob
 # and the console to anyone allowed to read the job, so submission refuses them.
 SECRET_NAME = re.compile(
@@ -126,6 +136,9 @@ class JobSpec:
     # Every host's environment. Each name reaches Ray and the entrypoint on every host
     # (submission lists them in CODEFU_PASS_ENV); credential-like names are refused.
     environment: dict[str, str] = field(default_factory=dict)
+    # Secrets for every host's processes: variable name -> Parameter Store SecureString
+    # name. Only the names go into the job; each host reads the values with the job's role.
+    secret_parameters: dict[str, str] = field(default_factory=dict)
     # `codefu-launcher run` options, e.g. ["--metrics-export-port=8080"] (checked here).
     launcher_args: list[str] = field(default_factory=list)
     # Heterogeneous jobs: channel name -> the instance groups that get it (others: all).
@@ -224,6 +237,7 @@ def validate(spec: JobSpec) -> list[str]:
             "start with a letter or digit (it names the run's S3 checkpoint prefix)."
         )
     check_environment(spec.environment)
+    check_secret_parameters(spec.secret_parameters, spec.environment)
     check_launcher_args(spec.launcher_args)
     if bool(spec.instance_type) == bool(spec.instance_groups):
         raise SubmitError(
@@ -294,13 +308,28 @@ def check_environment(environment: dict[str, str]) -> None:
         raise SubmitError(
             f"environment sets {secret_like}, which look like credentials: a job's Environment "
             "is shown by DescribeTrainingJob and the SageMaker console to anyone allowed to "
-            "read the job. Give the job's execution role access instead (S3 for a staged "
-            "model: model.path=s3://...; a SageMaker managed MLflow ARN for tracking), and "
-            "remove them."
+            "read the job. Store each in Parameter Store as a SecureString and name it in "
+            "secret_parameters (Hydra: +cluster.sagemaker.secret_parameters.NAME=/param/name): "
+            "each host reads it with the job's role. Or give the role access directly (a model "
+            "staged in S3 needs no HF_TOKEN)."
         )
     bad = sorted(n for n in environment if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", n))
     if bad:
         raise SubmitError(f"environment names {bad} are not valid variable names.")
+
+
+def check_secret_parameters(parameters: dict[str, str], environment: dict[str, str]) -> None:
+    """Refuse secret parameters that are not a variable name -> Parameter Store name."""
+    for name, parameter in parameters.items():
+        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name) or name in NEVER_PASS:
+            raise SubmitError(f"secret_parameters: {name!r} is not a variable name to set.")
+        if not PARAMETER_NAME.fullmatch(parameter):
+            raise SubmitError(
+                f"secret_parameters[{name!r}]={parameter!r}: give a Parameter Store name "
+                "starting with '/', e.g. /codefu/secrets/wandb-api-key."
+            )
+        if name in environment:
+            raise SubmitError(f"{name} is set in both environment and secret_parameters.")
 
 
 def check_launcher_args(args: Sequence[str]) -> None:
@@ -335,6 +364,8 @@ def job_environment(spec: JobSpec) -> dict[str, str]:
     env.update(spec.environment)
     if spec.environment:
         env[PASS_ENV_ENV] = ",".join(sorted(spec.environment))
+    if spec.secret_parameters:
+        env[SECRET_PARAMETERS_ENV] = encode_secret_parameters(spec.secret_parameters)
     return env
 
 

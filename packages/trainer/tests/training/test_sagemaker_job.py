@@ -222,6 +222,14 @@ def test_environment_entries_are_passed_on_and_credentials_refused(
     assert env["CODEFU_PASS_ENV"] == "GLOO_SOCKET_IFNAME,RAY_DEDUP_LOGS"
     code, _, err = dry_run(capsys, tmp_path, *base, "+cluster.sagemaker.environment.HF_TOKEN=x")
     assert code == 3 and "HF_TOKEN" in err and "look like credentials" in err
+    assert "secret_parameters" in err  # where a credential goes instead
+    code, printed, err = dry_run(
+        capsys, tmp_path, *base, "+cluster.sagemaker.secret_parameters.HF_TOKEN=/codefu/hf-token"
+    )
+    assert code == 0, err
+    env = printed["request"]["Environment"]
+    assert env["CODEFU_SECRET_PARAMETERS"] == "HF_TOKEN=/codefu/hf-token"
+    assert "HF_TOKEN" not in env
 
 
 def test_remote_debug_is_enabled_at_creation(

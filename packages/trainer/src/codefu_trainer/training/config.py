@@ -72,6 +72,8 @@ class SageMakerConfig:
     # Every host's environment; each entry reaches Ray and the entrypoint (credential-like
     # names are refused at submission: the job's environment is readable with the job).
     environment: dict[str, str] = field(default_factory=dict)
+    # Secrets: variable name -> Parameter Store SecureString name; hosts read the values.
+    secret_parameters: dict[str, str] = field(default_factory=dict)
     # `codefu-launcher run` options for the job's command, e.g. [--metrics-export-port=8080].
     launcher_args: list[str] = field(default_factory=list)
     # Local data/model directories are staged once under <this or output_s3_uri or the

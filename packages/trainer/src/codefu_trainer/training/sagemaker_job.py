@@ -136,6 +136,7 @@ def build_job_spec(cfg: TrainConfig, conf_dir: Path, user_overrides: Sequence[st
         keep_alive_seconds=sm.keep_alive_seconds,
         volume_size_gb=sm.volume_size_gb,
         environment=dict(sm.environment),
+        secret_parameters=dict(sm.secret_parameters),
         launcher_args=list(sm.launcher_args),
         channel_instance_groups=channel_groups,
         staging_s3_uri=sm.staging_s3_uri,
