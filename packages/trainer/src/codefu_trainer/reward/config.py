@@ -17,6 +17,7 @@ from omegaconf import OmegaConf
 __all__ = [
     "SCHEMA_NAME",
     "DeadlineConfig",
+    "FailureAlertConfig",
     "RewardConfig",
     "RewardMode",
     "WorkerConfig",
@@ -76,6 +77,23 @@ class WorkerConfig:
     max_retries: int = 1
     # Ray namespace-wide name of the shared dispatcher (several reward-loop processes share it).
     pool_name: str = "codefu-judge-pool"
+    # Verdict audit: this share of the judged submissions is judged a second time on another
+    # worker (another node when the pool spans several) and the verdicts compared; a flip is
+    # a loud warning. 0 turns the audit off. The audit's verdict never changes the reward.
+    audit_share: float = 0.01
+    # Seed of the audit's choice of submissions (reproducible choices for one seed).
+    audit_seed: int = 0
+
+
+@dataclass
+class FailureAlertConfig:
+    """What a step with too many judge failures does (never silently train on them)."""
+
+    # A step whose share of judge failures (deadline, worker lost, judge error, IE) is above
+    # this: a console warning and the MLflow tag `codefu.judge_failure_alert`.
+    max_rate: float = 0.05
+    # And stop training (an error naming the step) instead of going on.
+    stop: bool = False
 
 
 @dataclass
@@ -103,6 +121,7 @@ class RewardConfig:
     default_memory_limit_bytes: int = 256 * 1024 * 1024
     deadline: DeadlineConfig = field(default_factory=DeadlineConfig)
     worker: WorkerConfig = field(default_factory=WorkerConfig)
+    failure_alert: FailureAlertConfig = field(default_factory=FailureAlertConfig)
 
     def __post_init__(self) -> None:
         self.mode = RewardMode(self.mode)
@@ -112,6 +131,15 @@ class RewardConfig:
             raise ValueError(f"reward.time_limit_scale must be > 0, got {self.time_limit_scale}")
         if self.worker.max_retries < 0:
             raise ValueError("reward.worker.max_retries must be >= 0")
+        if not 0.0 <= self.worker.audit_share <= 1.0:
+            raise ValueError(
+                f"reward.worker.audit_share must be within [0, 1], got {self.worker.audit_share}"
+            )
+        if not 0.0 <= self.failure_alert.max_rate <= 1.0:
+            raise ValueError(
+                "reward.failure_alert.max_rate must be within [0, 1], got "
+                f"{self.failure_alert.max_rate}"
+            )
 
 
 def register_reward_schema() -> None:

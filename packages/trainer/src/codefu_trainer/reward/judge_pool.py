@@ -31,7 +31,7 @@ import hashlib
 import json
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -40,7 +40,15 @@ from ray.exceptions import RayActorError, RayTaskError
 
 from codefu_trainer.reward.config import WorkerConfig
 from codefu_trainer.reward.rules import DEADLINE, JUDGE_ERROR, WORKER_LOST
-from codefu_trainer.reward.worker import JobOutcome, JudgeJob, JudgeWorker, pool_stats
+from codefu_trainer.reward.step_metrics import JudgeWindow
+from codefu_trainer.reward.worker import (
+    JobOutcome,
+    JudgeJob,
+    JudgeWorker,
+    audit_chosen,
+    audit_flip,
+    pool_stats,
+)
 
 __all__ = [
     "JobOutcome",
@@ -107,6 +115,64 @@ def plan_workers(config: WorkerConfig) -> dict[str | None, int]:
     return plan
 
 
+# Judging latency buckets (seconds on a worker, all attempts of a job).
+LATENCY_BOUNDARIES = [0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0, 900.0]
+
+
+class PoolMetrics:
+    """The pool's Ray metrics (``ray.util.metrics``), exported by Ray's metrics agent as
+    ``ray_codefu_judge_*`` (Prometheus); ``docs/grafana/judge.json`` charts them."""
+
+    def __init__(self) -> None:
+        from ray.util.metrics import Counter, Gauge, Histogram
+
+        self.jobs = Counter("codefu_judge_jobs", description="Submissions judged.")
+        self.duplicates = Counter(
+            "codefu_judge_duplicates",
+            description="Submissions identical to one in flight: judged once for both.",
+        )
+        self.verdicts = Counter(
+            "codefu_judge_verdicts",
+            description="Judged submissions by verdict.",
+            tag_keys=("verdict",),
+        )
+        self.failures = Counter(
+            "codefu_judge_failures",
+            description="Judge failures (deadline, worker lost, judge error, IE) by kind.",
+            tag_keys=("kind",),
+        )
+        self.latency = Histogram(
+            "codefu_judge_latency_seconds",
+            description="Seconds a submission spent on judge workers (all attempts).",
+            boundaries=LATENCY_BOUNDARIES,
+        )
+        self.in_flight = Gauge("codefu_judge_in_flight", description="Jobs in the pool.")
+        self.queued = Gauge("codefu_judge_queued", description="Jobs waiting for a worker.")
+        self.busy = Gauge("codefu_judge_busy_workers", description="Workers judging now.")
+        self.workers = Gauge("codefu_judge_workers", description="Live judge workers.")
+        self.audits = Counter("codefu_judge_audits", description="Verdict audits judged.")
+        self.flips = Counter("codefu_judge_flips", description="Audits that changed the verdict.")
+
+    def judged(self, outcome: JobOutcome) -> None:
+        self.jobs.inc()
+        self.latency.observe(outcome.seconds)
+        if outcome.summary is not None:
+            verdict = outcome.summary.verdict
+            self.verdicts.inc(tags={"verdict": verdict})
+            if verdict == "IE":
+                self.failures.inc(tags={"kind": "IE"})
+        else:
+            kind = outcome.failure or JUDGE_ERROR
+            self.verdicts.inc(tags={"verdict": kind})
+            self.failures.inc(tags={"kind": kind})
+
+    def gauges(self, in_flight: int, queued: int, busy: int, workers: Mapping[str, Any]) -> None:
+        self.in_flight.set(in_flight)
+        self.queued.set(queued)
+        self.busy.set(busy)
+        self.workers.set(len(workers))
+
+
 class JudgePool:
     """Async dispatcher over judge workers (see the module docstring)."""
 
@@ -121,7 +187,13 @@ class JudgePool:
         self._counter = 0
         self._remote_worker = ray.remote(RayJudgeWorker)
         self._in_flight: dict[tuple[Any, ...], asyncio.Future[JobOutcome]] = {}
+        self._in_flight_jobs = 0  # jobs in the pool: waiting for a worker or judged
+        self._busy = 0  # workers judging now
+        self._queued = 0  # judgings waiting for a worker
+        self._audits: set[asyncio.Future[None]] = set()
         self.stats = pool_stats()
+        self.window = JudgeWindow()
+        self._metrics = PoolMetrics() if ray.is_initialized() else None
 
     # Workers ---------------------------------------------------------------------------
 
@@ -214,19 +286,58 @@ class JudgePool:
         if wanted:
             await self._start_workers(wanted)
 
-    async def _acquire(self) -> _Worker | None:
+    def _acceptable(self, worker: _Worker, avoid: _Worker | None) -> bool:
+        """For an audit: another node when the pool spans several, else another worker."""
+        if avoid is None:
+            return True
+        if len({w.node_id for w in self._workers.values()}) > 1:
+            return worker.node_id != avoid.node_id
+        if len(self._workers) > 1:
+            return worker.key != avoid.key
+        return True
+
+    async def _acquire(self, avoid: _Worker | None = None) -> _Worker | None:
+        """An idle worker (one acceptable for an audit of ``avoid``'s judging), or None when
+        none came within ``acquire_timeout_seconds``. Idle workers passed over for an audit
+        go back to the queue once it has one."""
         deadline = time.monotonic() + self._config.acquire_timeout_seconds
-        while True:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                return None
-            try:
-                key = await asyncio.wait_for(self._idle.get(), timeout=remaining)
-            except TimeoutError:
-                return None
-            worker = self._workers.get(key)
-            if worker is not None:
+        passed: list[str] = []
+        self.window.queued()
+        self._queued += 1
+        try:
+            while True:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    return None
+                try:
+                    key = await asyncio.wait_for(self._idle.get(), timeout=remaining)
+                except TimeoutError:
+                    return None
+                worker = self._workers.get(key)
+                if worker is None:
+                    continue
+                if not self._acceptable(worker, avoid):
+                    passed.append(key)
+                    continue
+                self._busy += 1
                 return worker
+        finally:
+            self.window.dequeued()
+            self._queued -= 1
+            for key in passed:
+                self._idle.put_nowait(key)
+            self._gauges()
+
+    def _release(self, worker: _Worker, *, idle: bool) -> None:
+        """A worker's job ended: back to the idle queue (or already dropped)."""
+        self._busy = max(0, self._busy - 1)
+        if idle:
+            self._idle.put_nowait(worker.key)
+        self._gauges()
+
+    def _gauges(self) -> None:
+        if self._metrics is not None:
+            self._metrics.gauges(self._in_flight_jobs, self._queued, self._busy, self._workers)
 
     # Jobs ------------------------------------------------------------------------------
 
@@ -243,16 +354,74 @@ class JudgePool:
             running.add_done_callback(lambda _: self._in_flight.pop(identity, None))
         else:
             self.stats["shared"] += 1
+            self.window.duplicate()
+            if self._metrics is not None:
+                self._metrics.duplicates.inc()
         # Shielded: a caller that gives up does not cancel the run others wait for.
         return await asyncio.shield(running)
 
     async def _run(self, job: JudgeJob) -> JobOutcome:
         await self.start()
         self.stats["jobs"] += 1
+        arrived = time.monotonic()
+        self._in_flight_jobs += 1
+        try:
+            outcome = await self._judge(job)
+        finally:
+            self._in_flight_jobs -= 1
+            self._gauges()
+        summary = outcome.summary
+        self.window.done(
+            arrived,
+            time.monotonic(),
+            outcome.seconds,
+            summary.compile_seconds if summary else 0.0,
+            summary.run_seconds if summary else 0.0,
+        )
+        if summary is not None:
+            self.stats["completed"] += 1
+        if self._metrics is not None:
+            self._metrics.judged(outcome)
+        if summary is not None and audit_chosen(
+            job, self._config.audit_share, self._config.audit_seed
+        ):
+            task = asyncio.ensure_future(self._audit(job, outcome))
+            self._audits.add(task)
+            task.add_done_callback(self._audits.discard)
+        return outcome
+
+    async def _audit(self, job: JudgeJob, first: JobOutcome) -> None:
+        """Judge ``job`` again on another worker (node) and compare the verdicts."""
+        self.stats["audits"] += 1
+        audit = await self._judge(job, avoid=self._workers.get(first.worker))
+        flip = audit_flip(job, first, audit)
+        self.window.audit(audit.seconds, flip, failed=audit.summary is None)
+        if self._metrics is not None:
+            self._metrics.audits.inc()
+        if flip is not None:
+            self.stats["flips"] += 1
+            if self._metrics is not None:
+                self._metrics.flips.inc()
+            log.warning("VERDICT FLIP (judge audit): %s", flip.describe())
+
+    async def drain_audits(self) -> int:
+        """Wait for the audits under way; returns how many there were."""
+        pending = list(self._audits)
+        if pending:
+            await asyncio.gather(*pending, return_exceptions=True)
+        return len(pending)
+
+    def take_window(self) -> dict[str, Any]:
+        """The judging since the last call (``step_metrics.WindowStats`` as a dict)."""
+        cpus = len(self._workers) * self._config.cpus_per_worker
+        return self.window.take(cpus).to_dict()
+
+    async def _judge(self, job: JudgeJob, avoid: _Worker | None = None) -> JobOutcome:
+        """Judge ``job`` on an idle worker (retries, deadline, replacement of lost workers)."""
         attempts = 0
         busy = 0.0
         while True:
-            worker = await self._acquire()
+            worker = await self._acquire(avoid)
             if worker is None:
                 return JobOutcome(
                     None, JUDGE_ERROR, "no judge worker became free in time", attempts
@@ -279,6 +448,7 @@ class JudgePool:
                     job.deadline_seconds,
                     worker.key,
                 )
+                self._release(worker, idle=False)
                 self._drop(worker.key, kill=True)
                 return JobOutcome(
                     None,
@@ -287,14 +457,16 @@ class JudgePool:
                     attempts,
                     worker.node_id,
                     busy,
+                    worker.key,
                 )
             except RayActorError as e:
                 busy += time.monotonic() - started
                 self.stats["workers_lost"] += 1
+                self._release(worker, idle=False)
                 self._drop(worker.key, kill=False)
                 if attempts > self._config.max_retries:
                     return JobOutcome(
-                        None, WORKER_LOST, str(e)[:500], attempts, worker.node_id, busy
+                        None, WORKER_LOST, str(e)[:500], attempts, worker.node_id, busy, worker.key
                     )
                 self.stats["retries"] += 1
                 log.warning(
@@ -304,11 +476,13 @@ class JudgePool:
             except RayTaskError as e:
                 # The judge itself raised: deterministic, so not retried.
                 busy += time.monotonic() - started
-                self._idle.put_nowait(worker.key)
-                return JobOutcome(None, JUDGE_ERROR, str(e)[-2000:], attempts, worker.node_id, busy)
+                self._release(worker, idle=True)
+                return JobOutcome(
+                    None, JUDGE_ERROR, str(e)[-2000:], attempts, worker.node_id, busy, worker.key
+                )
             busy += time.monotonic() - started
             self.stats["busy_ms"] += round((time.monotonic() - started) * 1000)
-            self._idle.put_nowait(worker.key)
+            self._release(worker, idle=True)
             if summary.verdict == "IE" and attempts <= self._config.max_retries:
                 # An internal error of the judge is never the program's fault and is usually
                 # transient (resources of a loaded node): judge it again.
@@ -316,8 +490,7 @@ class JudgePool:
                 self.stats["internal_errors"] += 1
                 log.warning("judge internal error on %s; judging again", worker.key)
                 continue
-            self.stats["completed"] += 1
-            return JobOutcome(summary, None, "", attempts, summary.node_id, busy)
+            return JobOutcome(summary, None, "", attempts, summary.node_id, busy, worker.key)
 
     async def run_many(self, jobs: Sequence[JudgeJob]) -> list[JobOutcome]:
         return list(await asyncio.gather(*(self.run(job) for job in jobs)))
@@ -327,6 +500,8 @@ class JudgePool:
         return {key: w.node_id for key, w in self._workers.items()}
 
     def shutdown(self) -> None:
+        for task in list(self._audits):
+            task.cancel()
         for key in list(self._workers):
             worker = self._workers.pop(key)
             with contextlib.suppress(Exception):
@@ -353,6 +528,12 @@ class JudgePoolActor:
 
     def stats(self) -> dict[str, int]:
         return dict(self._pool.stats)
+
+    def take_window(self) -> dict[str, Any]:
+        return self._pool.take_window()
+
+    async def drain_audits(self) -> int:
+        return await self._pool.drain_audits()
 
     def shutdown(self) -> None:
         self._pool.shutdown()

@@ -8,6 +8,8 @@ of ``judge_pool.JudgePool`` hold here too:
 
 - one job per worker at a time, jobs taken in the order given (the service puts the
   longest first), identical jobs of a batch judged once;
+- a share of the judged jobs (``audit_share``) is judged again on another worker after the
+  batch, and a changed verdict is a loud warning (the verdict audit);
 - a job has a deadline from the moment a worker takes it; past it the worker is killed
   and replaced and the job fails with ``DEADLINE``;
 - a worker that dies makes the job run again on a fresh worker, up to ``max_retries``
@@ -38,7 +40,15 @@ from typing import Any
 
 from codefu_trainer.reward.config import WorkerConfig
 from codefu_trainer.reward.rules import DEADLINE, JUDGE_ERROR, WORKER_LOST
-from codefu_trainer.reward.worker import JobOutcome, JudgeJob, JudgeWorker, pool_stats
+from codefu_trainer.reward.step_metrics import JudgeWindow
+from codefu_trainer.reward.worker import (
+    JobOutcome,
+    JudgeJob,
+    JudgeWorker,
+    audit_chosen,
+    audit_flip,
+    pool_stats,
+)
 
 __all__ = ["LocalJudgePool"]
 
@@ -108,6 +118,7 @@ class LocalJudgePool:
         self._lock = threading.Lock()
         self._started = False
         self.stats = pool_stats()
+        self.window = JudgeWindow()
 
     def _count(self, name: str, n: int = 1) -> None:
         with self._lock:
@@ -201,14 +212,64 @@ class LocalJudgePool:
             raise _WorkerLost(str(e) or type(e).__name__) from e
         return answer
 
+    def _acquire(self, avoid: str) -> _Process | None:
+        """A free worker (another than the one keyed ``avoid`` when there are several), or
+        None when none came within ``acquire_timeout_seconds``."""
+        deadline = time.monotonic() + self._config.acquire_timeout_seconds
+        passed: list[_Process] = []
+        self.window.queued()
+        try:
+            while True:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    return None
+                try:
+                    worker = self._free.get(timeout=remaining)
+                except queue.Empty:
+                    return None
+                if avoid and self._size > 1 and str(worker.process.pid) == avoid:
+                    passed.append(worker)
+                    continue
+                return worker
+        finally:
+            self.window.dequeued()
+            for worker in passed:
+                self._free.put(worker)
+
     def _run(self, job: JudgeJob) -> JobOutcome:
+        arrived = time.monotonic()
+        outcome = self._judge(job)
+        summary = outcome.summary
+        self.window.done(
+            arrived,
+            time.monotonic(),
+            outcome.seconds,
+            summary.compile_seconds if summary else 0.0,
+            summary.run_seconds if summary else 0.0,
+        )
+        if summary is not None:
+            self._count("completed")
+        return outcome
+
+    def _audit(self, item: tuple[JudgeJob, JobOutcome]) -> None:
+        """Judge a job again on another worker and compare the verdicts."""
+        job, first = item
+        self._count("audits")
+        audit = self._judge(job, avoid=first.worker)
+        flip = audit_flip(job, first, audit)
+        self.window.audit(audit.seconds, flip, failed=audit.summary is None)
+        if flip is not None:
+            self._count("flips")
+            log.warning("VERDICT FLIP (judge audit): %s", flip.describe())
+
+    def _judge(self, job: JudgeJob, avoid: str = "") -> JobOutcome:
         attempts = 0
         busy = 0.0
         while True:
-            try:
-                worker = self._free.get(timeout=self._config.acquire_timeout_seconds)
-            except queue.Empty:
+            worker = self._acquire(avoid)
+            if worker is None:
                 return JobOutcome(None, JUDGE_ERROR, "no judge worker became free in time")
+            key = str(worker.process.pid)
             attempts += 1
             started = time.monotonic()
             try:
@@ -220,7 +281,7 @@ class LocalJudgePool:
                 why = f"local judge worker died (exit code {worker.process.exitcode})"
                 self._free.put(self._spawn())
                 if attempts > self._config.max_retries:
-                    return JobOutcome(None, WORKER_LOST, why, attempts, LOCAL_NODE, busy)
+                    return JobOutcome(None, WORKER_LOST, why, attempts, LOCAL_NODE, busy, key)
                 self._count("retries")
                 log.warning("%s; judging again", why)
                 continue
@@ -237,23 +298,25 @@ class LocalJudgePool:
                     attempts,
                     LOCAL_NODE,
                     busy,
+                    key,
                 )
             elapsed = time.monotonic() - started
             busy += elapsed
             self._count("busy_ms", round(elapsed * 1000))
             self._free.put(worker)
             if kind == "error":
-                return JobOutcome(None, JUDGE_ERROR, str(value), attempts, LOCAL_NODE, busy)
+                return JobOutcome(None, JUDGE_ERROR, str(value), attempts, LOCAL_NODE, busy, key)
             if value.verdict == "IE" and attempts <= self._config.max_retries:
                 self._count("retries")
                 self._count("internal_errors")
                 log.warning("judge internal error; judging again")
                 continue
-            self._count("completed")
-            return JobOutcome(value, None, "", attempts, LOCAL_NODE, busy)
+            return JobOutcome(value, None, "", attempts, LOCAL_NODE, busy, key)
 
     def run_many(self, jobs: Sequence[JudgeJob]) -> list[JobOutcome]:
-        """Judge ``jobs`` in the order given, identical ones once; one outcome per job."""
+        """Judge ``jobs`` in the order given, identical ones once; one outcome per job.
+        The verdict audit's share of them is then judged again (``WorkerConfig.audit_share``).
+        """
         self.start()
         first: dict[Any, int] = {}
         unique: list[JudgeJob] = []
@@ -262,6 +325,7 @@ class LocalJudgePool:
             identity = job.identity()
             if identity is not None and identity in first:
                 self._count("shared")
+                self.window.duplicate()
                 slot.append(first[identity])
                 continue
             if identity is not None:
@@ -272,4 +336,15 @@ class LocalJudgePool:
         # As many threads as workers: each takes the next job when its worker is free.
         with ThreadPoolExecutor(max_workers=self._size) as pool:
             outcomes = list(pool.map(self._run, unique))
+            audits = [
+                (job, outcome)
+                for job, outcome in zip(unique, outcomes, strict=True)
+                if outcome.summary is not None
+                and audit_chosen(job, self._config.audit_share, self._config.audit_seed)
+            ]
+            list(pool.map(self._audit, audits))
         return [outcomes[i] for i in slot]
+
+    def take_window(self) -> dict[str, Any]:
+        """The judging since the last call (``step_metrics.WindowStats`` as a dict)."""
+        return self.window.take(self._size).to_dict()

@@ -340,10 +340,25 @@ class RewardService:
     def stats(self) -> dict[str, int]:
         """Pool counters: jobs, shared (identical to a job in flight, not judged again),
         completed, retries, deadlines, workers_lost, internal_errors, busy_ms (time workers
-        spent judging)."""
+        spent judging), audits and flips (the verdict audit)."""
         if self._local is not None:
             return dict(self._local.stats)
         return dict(run_blocking(self._call_pool("stats", timeout=60)))
+
+    def take_window(self) -> dict[str, Any]:
+        """What the judge pool did since the last call (``step_metrics.WindowStats`` as a
+        dict: jobs, duplicates, CPU and wall seconds, judge CPUs, queue high-water mark,
+        audits, flips): one call per training step gives that step's judging."""
+        if self._local is not None:
+            return self._local.take_window()
+        return dict(run_blocking(self._call_pool("take_window", timeout=60)))
+
+    def drain_audits(self) -> int:
+        """Wait until the verdict audits under way have been judged (the Ray pool runs them
+        in the background; the local pool within ``score``); returns how many there were."""
+        if self._local is not None:
+            return 0
+        return int(run_blocking(self._call_pool("drain_audits", timeout=self._backstop([]) * 2)))
 
     def close(self) -> None:
         """Stop the judge workers and the pool; shut Ray down if this service started it."""

@@ -8,14 +8,16 @@ gets the same verdicts either way.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from codefu_trainer.reward.rules import JudgeSummary, summarize
+from codefu_trainer.reward.step_metrics import Flip
 
-__all__ = ["JobOutcome", "JudgeJob", "JudgeWorker", "pool_stats"]
+__all__ = ["JobOutcome", "JudgeJob", "JudgeWorker", "audit_chosen", "audit_flip", "pool_stats"]
 
 
 @dataclass(frozen=True)
@@ -55,6 +57,24 @@ class JudgeJob:
             ),
         )
 
+    def submission_id(self) -> str:
+        """A short id of this submission (its code and tests), for logs and flip reports."""
+        h = hashlib.blake2b(digest_size=6)
+        h.update(self.source.encode("utf-8", "surrogateescape"))
+        h.update(self.tests_key.encode())
+        return h.hexdigest()
+
+
+def audit_chosen(job: JudgeJob, share: float, seed: int = 0) -> bool:
+    """Whether the verdict audit judges ``job`` a second time: a deterministic draw from the
+    submission's id and ``seed``, true for about ``share`` of the submissions."""
+    if share <= 0:
+        return False
+    if share >= 1:
+        return True
+    h = hashlib.blake2b(f"{seed}:{job.submission_id()}".encode(), digest_size=8).digest()
+    return int.from_bytes(h, "big") / 2**64 < share
+
 
 @dataclass
 class JobOutcome:
@@ -67,14 +87,34 @@ class JobOutcome:
     node_id: str = ""
     # Seconds the job spent on a worker (all attempts): its judging latency.
     seconds: float = 0.0
+    # The pool's key of the worker that answered last (the audit avoids it).
+    worker: str = ""
+
+
+def audit_flip(job: JudgeJob, first: JobOutcome, audit: JobOutcome) -> Flip | None:
+    """The flip when an audit's verdict differs from the first judging's (both judged)."""
+    if first.summary is None or audit.summary is None:
+        return None
+    if first.summary.verdict == audit.summary.verdict:
+        return None
+    return Flip(
+        submission=job.submission_id(),
+        first_verdict=first.summary.verdict,
+        audit_verdict=audit.summary.verdict,
+        first_seconds=first.seconds,
+        audit_seconds=audit.seconds,
+        first_node=first.node_id,
+        audit_node=audit.node_id,
+    )
 
 
 def pool_stats() -> dict[str, int]:
     """A pool's counters, all zero: jobs judged, shared (identical to another job of the
     batch, not judged again), completed, retries, deadlines, workers_lost,
-    internal_errors, busy_ms (time workers spent judging)."""
+    internal_errors, busy_ms (time workers spent judging), audits (submissions judged a
+    second time by the verdict audit) and flips (audits that disagreed)."""
     names = ("jobs", "shared", "completed", "retries", "deadlines", "workers_lost")
-    return dict.fromkeys((*names, "internal_errors", "busy_ms"), 0)
+    return dict.fromkeys((*names, "internal_errors", "busy_ms", "audits", "flips"), 0)
 
 
 class JudgeWorker:

@@ -20,14 +20,13 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections import Counter
 from collections.abc import Mapping, MutableMapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from omegaconf import DictConfig, OmegaConf
 
-from codefu_trainer.reward.rules import REWARD_VERDICTS
+from codefu_trainer.reward.step_metrics import failure_alert, step_metrics
 from codefu_trainer.training.base_model import select_problems
 from codefu_trainer.training.config import (
     ModelKind,
@@ -39,8 +38,7 @@ from codefu_trainer.training.config import (
 from codefu_trainer.training.tracking import Tracker
 
 MINI_BATCHES = 2  # PPO updates per generation batch
-# Verdicts of a program that compiled (judge/compiled is their share).
-COMPILED = frozenset({"AC", "WA", "TLE", "MLE", "RE", "OLE", "SV"})
+ALERT_TAG = "codefu.judge_failure_alert"  # MLflow tag of a step with too many judge failures
 
 
 def load_prompts(
@@ -110,6 +108,7 @@ class JudgeReward:
         self.service = service
         self.sign = sign
         self.last: list[dict[str, Any]] = []
+        self.last_window: dict[str, Any] | None = None
         self.last_seconds = 0.0
 
     def __call__(
@@ -120,11 +119,16 @@ class JudgeReward:
         start = time.perf_counter()
         self.last = self.service.score(texts, truths)
         self.last_seconds = time.perf_counter() - start
+        take = getattr(self.service, "take_window", None)
+        self.last_window = take() if take is not None else None
         return [self.sign * float(r["score"]) for r in self.last]
 
 
-def score_metrics(results: Sequence[Mapping[str, Any]]) -> dict[str, float]:
-    """veRL's critic/score/* plus the judge's verdict mix (fractions) from reward dicts."""
+def score_metrics(
+    results: Sequence[Mapping[str, Any]], window: Mapping[str, Any] | None = None
+) -> dict[str, float]:
+    """veRL's critic/score/* plus the judge metrics (`reward.step_metrics`, the names a veRL
+    run logs) from reward dicts and the judge pool's window of the step."""
     if not results:
         return {}
     scores = [float(r["score"]) for r in results]
@@ -134,17 +138,8 @@ def score_metrics(results: Sequence[Mapping[str, Any]]) -> dict[str, float]:
         "critic/score/max": max(scores),
         "critic/score/min": min(scores),
         "critic/rewards/mean": sum(scores) / n,
-        "judge/has_code": sum(int(r.get("has_code", 0)) for r in results) / n,
-        "judge/compiled": sum(str(r.get("verdict", "")) in COMPILED for r in results) / n,
-        "judge/failure": sum(int(r.get("judge_failure", 0)) for r in results) / n,
-        "judge/tests_passed_frac": sum(
-            (r["passed"] / r["total"]) if r.get("total") else 0.0 for r in results
-        )
-        / n,
     }
-    counts = Counter(str(r.get("verdict", "")) for r in results)
-    for verdict in sorted(set(REWARD_VERDICTS) | set(counts)):
-        out[f"judge/verdict/{verdict}"] = counts.get(verdict, 0) / n
+    out.update(step_metrics(results, window))
     return out
 
 
@@ -229,7 +224,16 @@ def _make_callback(reward: JudgeReward, tracker: Tracker, trainer_ref: list[Any]
             if kls:
                 metrics["actor/ppo_kl"] = sum(kls) / len(kls)
                 trainer.ppo_kls = []
-            metrics.update(score_metrics(reward.last))
+            metrics.update(score_metrics(reward.last, reward.last_window))
+            alert = failure_alert(metrics, reward.service.config.failure_alert.max_rate)
+            if alert is not None:
+                print(f"codefu-train: WARNING step {step}: {alert}", flush=True)
+                if tracker.mlflow_run_id is not None:
+                    import mlflow
+
+                    mlflow.set_tag(ALERT_TAG, f"step {step}: {alert}")
+                if reward.service.config.failure_alert.stop:
+                    raise RuntimeError(f"step {step}: {alert} (reward.failure_alert.stop=true)")
             metrics["timing_s/reward"] = reward.last_seconds
             now = time.perf_counter()
             metrics["timing_s/step"] = now - self.step_start

@@ -1,0 +1,168 @@
+"""Per-step judge metrics from reward results and a pool window (pure)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from codefu_trainer.reward.config import RewardConfig
+from codefu_trainer.reward.rules import REWARD_VERDICTS, JudgeSummary, score_report
+from codefu_trainer.reward.step_metrics import (
+    FAILURE_KINDS,
+    Flip,
+    JudgeWindow,
+    WindowStats,
+    failure_alert,
+    step_metrics,
+)
+
+CFG = RewardConfig()
+
+
+def _judged(verdict: str, passed: int, total: int, compile_s: float = 0.5) -> dict[str, Any]:
+    summary = JudgeSummary(verdict, (verdict,) * total, passed, total, compile_s, 0.1 * total)
+    return score_report(summary, CFG).to_dict()
+
+
+# One step of a known batch: 2 AC, 1 WA (1 of 4), 1 CE, 1 TLE, 2 no code, 1 deadline.
+BATCH = [
+    _judged("AC", 4, 4),
+    _judged("AC", 4, 4),
+    _judged("WA", 1, 4),
+    _judged("CE", 0, 4),
+    _judged("TLE", 2, 4),
+    score_report(None, CFG, has_code=False).to_dict(),
+    score_report(None, CFG, has_code=False).to_dict(),
+    score_report(None, CFG, failure="DEADLINE").to_dict(),
+]
+
+
+def test_known_batch() -> None:
+    m = step_metrics(BATCH)
+    assert m["judge/samples"] == 8
+    assert m["judge/verdict/AC"] == pytest.approx(2 / 8)
+    assert m["judge/verdict/WA"] == m["judge/verdict/CE"] == m["judge/verdict/TLE"] == 1 / 8
+    assert m["judge/verdict/NO_CODE"] == pytest.approx(2 / 8)
+    assert m["judge/verdict/DEADLINE"] == pytest.approx(1 / 8)
+    assert m["judge/verdict/MLE"] == 0.0
+    assert m["judge/has_code"] == pytest.approx(6 / 8)
+    assert m["judge/compiled"] == pytest.approx(4 / 8)  # AC AC WA TLE
+    # (1 + 1 + 0.25 + 0 + 0.5 + 0 + 0 + 0) / 8
+    assert m["judge/tests_passed_frac"] == pytest.approx(2.75 / 8)
+    assert m["judge/failure"] == pytest.approx(1 / 8)
+    assert m["judge/failures/DEADLINE"] == 1
+    assert m["judge/failures/WORKER_LOST"] == m["judge/failures/JUDGE_ERROR"] == 0
+    assert "judge/cpu_seconds" not in m  # no window: nothing the samples cannot tell
+
+
+def test_every_verdict_is_always_reported() -> None:
+    m = step_metrics([_judged("AC", 1, 1)])
+    assert {f"judge/verdict/{v}" for v in REWARD_VERDICTS} <= set(m)
+    assert {f"judge/failures/{k}" for k in FAILURE_KINDS} <= set(m)
+    assert all(isinstance(v, float) for v in m.values())
+
+
+def test_empty_step_has_no_sample_metrics() -> None:
+    assert step_metrics([]) == {}
+
+
+def test_window_bound_and_ratio() -> None:
+    w = WindowStats(
+        jobs=6,
+        duplicates=2,
+        wall_seconds=3.0,
+        compile_cpu_seconds=2.0,
+        run_cpu_seconds=2.0,
+        cpus=2.0,
+        queue_high_water=5,
+        audited=4,
+        flips=1,
+        audit_failures=2,
+    )
+    m = step_metrics(BATCH, w)
+    assert m["judge/cpu_seconds"] == 4.0
+    assert m["judge/cpu_bound_seconds"] == 2.0
+    assert m["judge/wall_over_bound"] == 1.5
+    assert m["judge/duplicates"] == 2 and m["judge/jobs"] == 6
+    assert m["judge/queue_high_water"] == 5
+    assert m["judge/audit/flip_rate"] == 0.5  # 1 flip out of 2 audits that compared
+    # The same from the window's dict form (what crosses Ray).
+    assert step_metrics(BATCH, w.to_dict()) == m
+
+
+def test_window_without_cpus_or_work_has_no_ratio() -> None:
+    m = step_metrics([], WindowStats())
+    assert m["judge/cpu_bound_seconds"] == 0.0 and m["judge/wall_over_bound"] == 0.0
+    assert m["judge/audit/flip_rate"] == 0.0
+
+
+def test_judge_window_counts_and_restarts() -> None:
+    w = JudgeWindow()
+    for _ in range(3):
+        w.queued()
+    w.dequeued()
+    w.dequeued()
+    w.duplicate()
+    w.done(arrived=10.0, ended=12.0, busy_seconds=2.0, compile_cpu_seconds=0.5, run_cpu_seconds=1)
+    w.done(arrived=9.0, ended=11.0, busy_seconds=1.5, compile_cpu_seconds=0.25)
+    flip = Flip("abc", "AC", "TLE", 0.2, 1.1, "n1", "n2")
+    w.audit(1.1, flip)
+    w.audit(0.3)
+    w.audit(0.4, failed=True)
+    s = w.take(cpus=4)
+    assert (s.jobs, s.duplicates, s.queue_high_water) == (2, 1, 3)
+    assert s.wall_seconds == 3.0  # 9.0 → 12.0
+    assert s.compile_cpu_seconds == 0.75 and s.run_cpu_seconds == 1.0
+    assert (s.audited, s.flips, s.audit_failures) == (3, 1, 1)
+    assert s.flip_details == [flip] and s.cpus == 4.0
+    assert "abc" in flip.describe() and "AC" in flip.describe() and "TLE" in flip.describe()
+    # Restarted; the job still waiting is the next window's starting high-water mark.
+    s2 = w.take(cpus=4)
+    assert (s2.jobs, s2.wall_seconds, s2.queue_high_water, s2.flip_details) == (0, 0.0, 1, [])
+    assert WindowStats.from_dict(s.to_dict()) == s
+
+
+verdicts = st.sampled_from([*REWARD_VERDICTS, "OTHER"])
+
+
+@st.composite
+def results(draw: st.DrawFn) -> dict[str, Any]:
+    verdict = draw(verdicts)
+    total = draw(st.integers(0, 50))
+    return {
+        "score": draw(st.floats(-1, 1)),
+        "verdict": verdict,
+        "passed": draw(st.integers(0, total)),
+        "total": total,
+        "compile_seconds": 0.0,
+        "run_seconds": 0.0,
+        "judge_failure": draw(st.sampled_from([0, 1])),
+        "has_code": int(verdict != "NO_CODE"),
+    }
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(results(), min_size=1, max_size=40))
+def test_shares_are_fractions_that_add_up(batch: list[dict[str, Any]]) -> None:
+    m = step_metrics(batch)
+    shares = [v for k, v in m.items() if k.startswith("judge/verdict/")]
+    assert sum(shares) == pytest.approx(1.0)
+    for key in ("judge/has_code", "judge/compiled", "judge/tests_passed_frac", "judge/failure"):
+        assert 0.0 <= m[key] <= 1.0
+    assert m["judge/compiled"] <= m["judge/has_code"] + 1e-12
+    failures = sum(m[f"judge/failures/{k}"] for k in FAILURE_KINDS)
+    assert failures <= m["judge/failure"] * len(batch) + 1e-9
+    # Order of the samples never matters.
+    assert step_metrics(list(reversed(batch))) == pytest.approx(m)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.floats(0, 1), st.floats(0, 1))
+def test_failure_alert_threshold(rate: float, limit: float) -> None:
+    alert = failure_alert({"judge/failure": rate, "judge/failures/DEADLINE": 3.0}, limit)
+    assert (alert is not None) == (rate > limit)
+    if alert is not None:
+        assert "DEADLINE 3" in alert and "max_rate" in alert
