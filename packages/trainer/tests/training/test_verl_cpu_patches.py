@@ -1,0 +1,166 @@
+"""The veRL-on-CPU extensions and patches (codefu_trainer.training.verl_cpu), piece by piece."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from codefu_trainer.training.verl_cpu import patches
+
+
+def test_every_patched_verl_line_still_reads_as_expected() -> None:
+    # Fails when a veRL upgrade changes a line a patch works around: revisit that patch.
+    assert patches.check() == []
+
+
+def test_the_anchor_check_reports_a_changed_line() -> None:
+    patch = patches.PATCHES[0]
+    moved = dataclasses.replace(
+        patch, anchors=(patches.Anchor(patch.anchors[0].path, patch.anchors[0].line + 1, "x()"),)
+    )
+    (wrong,) = patches.check([moved])
+    assert patch.name in wrong and f":{patch.anchors[0].line + 1}" in wrong
+
+
+def test_every_patch_says_what_it_does_on_a_gpu_machine() -> None:
+    assert {p.kind for p in patches.PATCHES} == {"extension", "patch"}
+    for p in patches.PATCHES:
+        assert p.why and p.on_gpu and p.anchors
+
+
+PROBE = r"""
+import json, os, sys
+from codefu_trainer.training.verl_cpu.hook import setup
+setup()
+from verl.utils.device import get_device_name
+import verl.utils.distributed as dist
+import verl.workers.engine_workers as ew
+from verl.workers.engine import EngineRegistry
+from verl.workers.engine.fsdp import transformer_impl as ti
+from verl.workers.rollout.base import _ROLLOUT_REGISTRY
+from verl.workers.rollout.replica import get_rollout_replica_class
+print(json.dumps({
+    "device": get_device_name(),
+    "engine_workers_init_patched": getattr(
+        ew.initialize_global_process_group_ray, "_codefu_cpu", False),
+    "same_function": (
+        ew.initialize_global_process_group_ray is dist.initialize_global_process_group_ray),
+    "pin_memory": ti.CPUOffloadPolicy(pin_memory=True).pin_memory,
+    "adapter": _ROLLOUT_REGISTRY.get(("hf_cpu", "async")),
+    "replica": get_rollout_replica_class("hf_cpu").__name__,
+    "cpu_engine": "cpu" in str(EngineRegistry._engines["language_model"]["fsdp2"]),
+}))
+"""
+
+
+def _probe(platform: str) -> dict:
+    env = {**os.environ, "VERL_PLATFORM": platform}
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.slow
+def test_the_hook_patches_veRL_as_it_is_imported() -> None:
+    got = _probe("cpu")
+    assert got["device"] == "cpu"
+    # engine_workers imported the name after the patch: it holds the patched function.
+    assert got["engine_workers_init_patched"] and got["same_function"]
+    assert got["pin_memory"] is False
+    assert got["adapter"] == patches.ROLLOUT_ADAPTER
+    assert got["replica"] == "HFCpuReplica"
+    assert got["cpu_engine"]
+
+
+@pytest.mark.slow
+def test_on_a_gpu_platform_the_patches_keep_veRL_behaviour() -> None:
+    got = _probe("nvidia")  # what veRL picks on a GPU machine
+    assert got["device"] == "cuda"
+    assert got["pin_memory"] is True  # veRL's pinned offload of the reference, unchanged
+
+
+def test_rollout_log_probs_are_those_of_the_temperature_scaled_logits() -> None:
+    import torch
+
+    from codefu_trainer.training.verl_cpu.rollout import token_log_probs
+
+    logits = torch.randn(2, 3, 11)
+    tokens = torch.randint(0, 11, (2, 3))
+    for t in (0.7, 1.0):
+        want = torch.log_softmax(logits / t, -1).gather(-1, tokens[..., None])[..., 0]
+        assert torch.allclose(token_log_probs(logits, tokens, t), want)
+    greedy = torch.log_softmax(logits, -1).gather(-1, tokens[..., None])[..., 0]
+    assert torch.allclose(token_log_probs(logits, tokens, 0.0), greedy)
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
+    from verl.workers.config import HFModelConfig, RolloutConfig
+
+    from codefu_trainer.training.config import TinyModelConfig
+    from codefu_trainer.training.tiny_model import write_tiny_model
+    from codefu_trainer.training.verl_cpu.rollout import HFCpuServer
+
+    shape = TinyModelConfig(
+        hidden_size=32, intermediate_size=64, num_hidden_layers=1, num_attention_heads=2,
+        num_key_value_heads=1,
+    )  # fmt: skip
+    model = write_tiny_model(shape, tmp_path_factory.mktemp("hf_cpu") / "model")
+    config = RolloutConfig(name="hf_cpu", prompt_length=32, response_length=12)
+    return HFCpuServer(config, HFModelConfig(path=str(model)), replica_rank=0)
+
+
+def _generate(server, prompts: list[list[int]], temperature: float = 1.0) -> list:  # type: ignore[no-untyped-def]
+    params = {"temperature": temperature, "top_p": 1.0, "top_k": -1, "logprobs": True}
+
+    async def run() -> list:
+        return list(
+            await asyncio.gather(
+                *(server.generate(p, dict(params), f"r{i}") for i, p in enumerate(prompts))
+            )
+        )
+
+    return asyncio.run(run())
+
+
+def test_server_batches_requests_and_reports_the_policy_log_probs(server) -> None:  # type: ignore[no-untyped-def]
+    import torch
+
+    prompts = [[5, 6, 7], [8], [9, 10, 11, 12, 13]]
+    outs = _generate(server, prompts, temperature=0.7)
+    for prompt, out in zip(prompts, outs, strict=True):
+        assert 0 < len(out.token_ids) <= 12 and len(out.log_probs) == len(out.token_ids)
+        # Recompute without padding: the log-probs are the model's at temperature 0.7.
+        ids = torch.tensor([prompt + out.token_ids])
+        with torch.no_grad():
+            logits = server.model(ids).logits[0, len(prompt) - 1 : -1]
+        want = torch.log_softmax(logits / 0.7, -1).gather(-1, ids[0, len(prompt) :, None])[:, 0]
+        assert torch.allclose(torch.tensor(out.log_probs), want, atol=1e-4)
+
+
+def test_weight_updates_change_generation_and_tag_the_step(server) -> None:  # type: ignore[no-untyped-def]
+    import torch
+
+    state = {k: v.detach().clone() for k, v in server.model.state_dict().items()}
+    before = _generate(server, [[5, 6, 7]], temperature=0.0)[0]
+    bias = {k: v + 0.5 * torch.randn_like(v) for k, v in state.items() if k.endswith("weight")}
+    assert asyncio.run(server.update_weights(bias, global_steps=7)) == len(bias)
+    after = _generate(server, [[5, 6, 7]], temperature=0.0)[0]
+    assert after.extra_fields["global_steps"] == 7
+    assert (after.token_ids, after.log_probs) != (before.token_ids, before.log_probs)
+    with pytest.raises(KeyError, match="does not have"):
+        asyncio.run(server.update_weights({"no.such.weight": torch.zeros(1)}, global_steps=8))
+    asyncio.run(server.update_weights(state, global_steps=None))  # restore for other tests
