@@ -34,6 +34,7 @@ __all__ = [
     "compute_score",
     "compute_score_async",
     "get_service",
+    "reward_config_of",
 ]
 
 CONFIG_ENV = "CODEFU_REWARD_CONFIG"
@@ -42,7 +43,9 @@ _services: dict[str, RewardService] = {}
 _lock = threading.Lock()
 
 
-def _config(reward_config: Any) -> RewardConfig:
+def reward_config_of(reward_config: Any) -> RewardConfig:
+    """The reward settings from a mapping, its JSON text, an OmegaConf node, or (None)
+    the environment variable ``CODEFU_REWARD_CONFIG``; else the defaults."""
     if reward_config is None:
         raw = os.environ.get(CONFIG_ENV)
         reward_config = json.loads(raw) if raw else None
@@ -57,7 +60,7 @@ def _config(reward_config: Any) -> RewardConfig:
 
 def get_service(reward_config: Any = None) -> RewardService:
     """This process's RewardService for a config (one per distinct config, created lazily)."""
-    config = _config(reward_config)
+    config = reward_config_of(reward_config)
     key = repr(config)
     with _lock:
         service = _services.get(key)

@@ -1,0 +1,169 @@
+"""The judge metrics in veRL's training metrics (veRL 0.9.1, V1 trainer), without a fork.
+
+veRL's V1 trainer reduces only prompts, responses, advantages and ``rm_scores`` into its
+step metrics; the reward's extra keys stay in the TransferQueue (``extra_fields`` →
+``reward_extra_info`` of each sample, where the agent loop puts what our
+``compute_score_async`` returned). Two public extension points bring them out:
+
+- ``register_trainer`` (``verl.trainer.ppo.v1``): ``judge_trainer_name(mode)`` registers
+  ``codefu_<mode>``, a subclass of the trainer ``trainer.v1.trainer_mode`` names whose
+  ``step(metrics, timing_raw)`` (the trainer's public per-step method; it receives the
+  step's metrics dict) adds ``step_metrics`` of the step's samples and of the judge pool's
+  window. Everything after ``step`` (console, MLflow, any veRL logger) then has them.
+- ``run_ppo(config, task_runner_class=...)``: ``judge_task_runner()`` is veRL's
+  ``TaskRunnerV1`` whose ``run`` first switches ``trainer.v1.trainer_mode`` to that
+  subclass (the registry is per process, and the task runner is a Ray actor).
+
+A step whose judge failure rate is above ``reward.failure_alert.max_rate`` prints a
+warning, sets the MLflow tag ``codefu.judge_failure_alert`` and, with
+``reward.failure_alert.stop``, stops training. This module imports veRL: only veRL's
+processes load it.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, MutableMapping, Sequence
+from typing import Any
+
+from codefu_trainer.reward.config import RewardConfig
+from codefu_trainer.reward.rules import RESULT_KEYS
+from codefu_trainer.reward.step_metrics import WindowStats, failure_alert, step_metrics
+
+__all__ = [
+    "ALERT_TAG",
+    "PREFIX",
+    "JudgeFailureStop",
+    "batch_results",
+    "judge_task_runner",
+    "judge_trainer_name",
+    "record_judge_metrics",
+]
+
+log = logging.getLogger(__name__)
+
+PREFIX = "codefu_"  # registered trainer mode: codefu_<veRL's mode>
+ALERT_TAG = "codefu.judge_failure_alert"
+
+
+class JudgeFailureStop(RuntimeError):
+    """A step's judge failure rate passed the limit and ``reward.failure_alert.stop`` is on."""
+
+
+def batch_results(extra_fields: Sequence[Any], tags: Sequence[Mapping[str, Any]]) -> list[dict]:
+    """The reward results of a step's real samples: each sample's ``reward_extra_info``
+    (from its TransferQueue ``extra_fields``), padding samples left out."""
+    results = []
+    for extra, tag in zip(extra_fields, tags, strict=True):
+        if tag.get("is_padding", False):
+            continue
+        info = extra.get("reward_extra_info") if isinstance(extra, Mapping) else None
+        if isinstance(info, Mapping) and "verdict" in info:
+            results.append({key: info.get(key) for key in RESULT_KEYS})
+    return results
+
+
+def _reward_config(verl_config: Any) -> Any:
+    """The reward settings as the reward workers read them (``verl_adapter.reward_config_of``)."""
+    reward = verl_config.get("reward", {}) if verl_config is not None else {}
+    for node in (reward.get("custom_reward_function") or {}, reward):
+        kwargs = node.get("reward_kwargs") or {}
+        if kwargs.get("reward_config") is not None:
+            return kwargs.get("reward_config")
+    return None
+
+
+def record_judge_metrics(
+    metrics: MutableMapping[str, Any],
+    results: Sequence[Mapping[str, Any]],
+    window: WindowStats | Mapping[str, Any] | None,
+    config: RewardConfig,
+    step: int,
+) -> dict[str, float]:
+    """Add a step's judge metrics to ``metrics``; warn (console, MLflow tag) and, when
+    configured, stop (``JudgeFailureStop``) on too many judge failures. Returns them."""
+    judge = step_metrics(results, window)
+    metrics.update(judge)
+    stats = WindowStats.from_dict(window) if isinstance(window, Mapping) else window
+    for flip in stats.flip_details if stats is not None else []:
+        print(f"codefu-train: WARNING step {step}: {flip.describe()}", flush=True)
+    alert = failure_alert(judge, config.failure_alert.max_rate)
+    if alert is not None:
+        print(f"codefu-train: WARNING step {step}: {alert}", flush=True)
+        try:
+            import mlflow
+
+            if mlflow.active_run() is not None:
+                mlflow.set_tag(ALERT_TAG, f"step {step}: {alert}")
+        except Exception as e:  # the warning is printed either way
+            log.warning("could not tag the MLflow run: %s", e)
+        if config.failure_alert.stop:
+            raise JudgeFailureStop(f"step {step}: {alert} (reward.failure_alert.stop=true)")
+    return judge
+
+
+def _make_trainer(base: type) -> type:
+    class CodeFuJudgeTrainer(base):
+        """veRL's trainer plus the judge metrics of every step (module docstring)."""
+
+        def step(self, metrics: dict, timing_raw: dict) -> Any:
+            batch = super().step(metrics, timing_raw)
+            self.codefu_judge_metrics(batch, metrics)
+            return batch
+
+        def codefu_judge_metrics(self, batch: Any, metrics: dict) -> None:
+            import transfer_queue as tq
+
+            from codefu_trainer.reward.verl_adapter import get_service, reward_config_of
+
+            raw = _reward_config(self.config)
+            config = reward_config_of(raw)
+            data = tq.kv_batch_get(
+                keys=batch.keys, partition_id=batch.partition_id, select_fields=["extra_fields"]
+            )
+            results = batch_results(list(data["extra_fields"]), list(batch.tags))
+            window: dict[str, Any] | None = None
+            try:
+                window = get_service(raw).take_window()
+            except Exception as e:  # metrics of the samples still go out
+                log.warning("the judge pool's window is unavailable this step: %s", e)
+            record_judge_metrics(metrics, results, window, config, int(self.global_steps))
+
+    CodeFuJudgeTrainer.__name__ = CodeFuJudgeTrainer.__qualname__ = f"CodeFu{base.__name__}"
+    return CodeFuJudgeTrainer
+
+
+def judge_trainer_name(mode: str) -> str:
+    """Register (once per process) ``codefu_<mode>``: veRL's trainer ``mode`` with the judge
+    metrics; returns that name. A name that already has the prefix is returned as is."""
+    from verl.trainer.ppo.v1 import get_trainer_cls, register_trainer
+    from verl.trainer.ppo.v1.trainer_base import TRAINER_REGISTRY
+
+    if mode.startswith(PREFIX) and mode in TRAINER_REGISTRY:
+        return mode
+    name = PREFIX + mode
+    if name not in TRAINER_REGISTRY:
+        register_trainer(name)(_make_trainer(get_trainer_cls(mode)))
+    return name
+
+
+def judge_task_runner() -> Any:
+    """veRL's ``TaskRunnerV1`` (a Ray actor class) that trains with the judge metrics."""
+    import ray
+    from verl.trainer.main_ppo import TaskRunnerV1
+
+    base: Any = TaskRunnerV1.__ray_actor_class__
+
+    class CodeFuTaskRunner(base):
+        """Selects ``codefu_<trainer.v1.trainer_mode>`` in the task runner's process."""
+
+        def run(self, config: Any) -> Any:
+            from omegaconf import open_dict
+
+            with open_dict(config):
+                config.trainer.v1.trainer_mode = judge_trainer_name(
+                    str(config.trainer.v1.trainer_mode)
+                )
+            return super().run(config)
+
+    return ray.remote(CodeFuTaskRunner)
