@@ -27,7 +27,7 @@ from codefu_trainer.training.checkpoints import (
     prepare_resume,
 )
 from codefu_trainer.training.config import TinyModelConfig, final_model_dir
-from codefu_trainer.training.export import LocalHost, RayNodeHost, export_final_model
+from codefu_trainer.training.export import LocalHost, RayNodeHost, export_final_model, ray_hosts
 from codefu_trainer.training.tiny_model import write_tiny_model
 
 from ..conftest import CONF
@@ -177,3 +177,24 @@ def test_resume_from_both_hosts_restored_from_one_prefix(saved: dict) -> None:
     assert set(resumed) == set(expected)
     for key, value in expected.items():
         assert torch.equal(resumed[key], value), key
+
+
+@pytest.mark.ray
+def test_node_functions_reach_every_node_of_a_two_node_ray_cluster(tmp_path: Path) -> None:
+    # What pruning and the resume decision run on; and the hosts the export reads.
+    import ray
+    from ray.cluster_utils import Cluster
+
+    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 1})
+    cluster.add_node(num_cpus=1)
+    ray.init(address=cluster.address, log_to_driver=False)
+    try:
+        cluster.wait_for_nodes()
+        node_ids = on_every_ray_node(lambda: __import__("ray").get_runtime_context().get_node_id())
+        alive = {n["NodeID"] for n in ray.nodes() if n["Alive"]}
+        hosts = ray_hosts(tmp_path)
+    finally:
+        ray.shutdown()
+        cluster.shutdown()
+    assert sorted(node_ids) == sorted(alive) and len(alive) == 2
+    assert [type(h).__name__ for h in hosts] == ["LocalHost", "RayNodeHost"]
