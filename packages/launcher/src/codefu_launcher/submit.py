@@ -334,7 +334,7 @@ def check_secret_parameters(parameters: dict[str, str], environment: dict[str, s
 
 def check_launcher_args(args: Sequence[str]) -> None:
     """Refuse launcher options that `codefu-launcher run` would not accept."""
-    from codefu_launcher.cli import run_option_errors
+    from codefu_launcher.run_options import run_option_errors
 
     owned = [a for a in args if a.split("=", 1)[0] in SPEC_OWNED_OPTIONS]
     if owned:
