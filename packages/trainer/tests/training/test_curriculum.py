@@ -159,7 +159,7 @@ def _simulate(cur: Curriculum, steps: int, rng: random.Random) -> list[tuple[str
     out = []
     for _ in range(steps):
         keys = tuple(cur.draw() for _ in range(4))
-        scores = {}
+        scores: dict[str, list[float]] = {}
         for key in keys:
             skill = (sum(map(ord, key)) % 10) / 10
             scores.setdefault(key, []).extend(float(rng.random() < skill) for _ in range(8))

@@ -83,6 +83,8 @@ class CurriculumConfig:
                 f"curriculum: unknown key(s) {unknown}; valid keys: {', '.join(sorted(known))}."
             )
         kwargs = dict(values)
+        if kwargs.get("seed") is None:
+            kwargs.pop("seed", None)  # data.seed null: the default seed
         if "tiers" in kwargs:
             kwargs["tiers"] = tuple(str(t) for t in kwargs["tiers"])
         return cls(**kwargs)
@@ -142,6 +144,7 @@ class StepReport:
     retired_solved_total: int  # in the current tier so far
     retired_unsolvable_total: int
     informative: int  # problems of the current tier now inside the informative band
+    sampled_difficulty: float  # mean 1 - estimate of the problems drawn since the last step
     promoted_to: str | None
     reason: str | None
 
@@ -155,6 +158,7 @@ class StepReport:
             f"{prefix}retired_solved_total": float(self.retired_solved_total),
             f"{prefix}retired_unsolvable_total": float(self.retired_unsolvable_total),
             f"{prefix}informative_problems": float(self.informative),
+            f"{prefix}sampled_difficulty": self.sampled_difficulty,
             f"{prefix}promoted": float(self.promoted_to is not None),
         }
 
@@ -222,6 +226,7 @@ class Curriculum:
         self.config = config
         self.problems = {t: list(problems[t]) for t in config.tiers}
         self.state = state or CurriculumState()
+        self._drawn: list[float] = []  # difficulties drawn this step (metrics, not state)
 
     @property
     def tier(self) -> str:
@@ -230,6 +235,7 @@ class Curriculum:
     def draw(self) -> str:
         """The next problem key; advances the draw counter."""
         key = choose(self.state, self.config, self.problems)
+        self._drawn.append(self.difficulty(key))
         self.state.draws += 1
         return key
 
@@ -241,6 +247,7 @@ class Curriculum:
         """One step's judge scores per problem key: update, retire, maybe promote."""
         cfg, st = self.config, self.state
         tier = self.tier
+        drawn, self._drawn = self._drawn, []
         for stats in st.problems.values():
             stats.passes *= cfg.decay
             stats.fails *= cfg.decay
@@ -309,6 +316,7 @@ class Curriculum:
             retired_solved_total=totals[SOLVED],
             retired_unsolvable_total=totals[UNSOLVABLE],
             informative=informative,
+            sampled_difficulty=sum(drawn) / len(drawn) if drawn else 0.0,
             promoted_to=promoted_to,
             reason=reason,
         )

@@ -31,8 +31,8 @@ from codefu_trainer.training.overrides import (
 )
 
 VERL_CONFIG_NAME = "grpo"
-# Config groups of conf/verl/ (`recipe=dapo`): options are files, not keys.
-VERL_GROUPS = ("recipe",)
+# Config groups of conf/verl/ (`recipe=dapo`, `curriculum=tiers`): options are files, not keys.
+VERL_GROUPS = ("recipe", "curriculum")
 # veRL's default when override_config names none (verl/workers/config/model.py).
 VERL_DEFAULT_ATTENTION = "flash_attention_2"
 # Flash attention implementations → the distribution transformers loads them from.
