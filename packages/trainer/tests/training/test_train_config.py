@@ -202,3 +202,21 @@ def test_the_sagemaker_head_names_its_mlflow_run_after_run_name(
     assert trainer.default_local_dir == "/opt/ml/checkpoints"  # restored from S3 by SageMaker
     assert trainer.resume_mode == "auto"
     assert trainer.total_epochs == 2
+
+
+def test_the_rehearsal_clips_as_verl_is_configured(tmp_path: Path) -> None:
+    """TRL's epsilon/epsilon_high come from veRL's clip_ratio_low/high (clip_ratio is unused)."""
+    from codefu_trainer.training.rehearsal import _algorithm_settings
+
+    v = compose_run(
+        CONF,
+        [
+            f"run.dir={tmp_path}",
+            "verl.actor_rollout_ref.actor.clip_ratio_low=0.15",
+            "verl.actor_rollout_ref.actor.clip_ratio_high=0.3",
+        ],
+        gpus_detected=8,
+    ).verl
+    assert v is not None
+    algo = _algorithm_settings(v)
+    assert (algo["epsilon"], algo["epsilon_high"]) == (0.15, 0.3)

@@ -249,7 +249,9 @@ def _algorithm_settings(verl: DictConfig) -> dict[str, Any]:
     return {
         "learning_rate": float(actor.optim.lr),
         "beta": float(actor.kl_loss_coef) if actor.use_kl_loss else 0.0,
-        "epsilon": float(actor.clip_ratio),
+        # veRL clips the ratio to [1 - clip_ratio_low, 1 + clip_ratio_high]; TRL the same.
+        "epsilon": float(actor.clip_ratio_low),
+        "epsilon_high": float(actor.clip_ratio_high),
         "entropy_coef": float(actor.entropy_coeff),
         "scale_rewards": "group" if verl.algorithm.norm_adv_by_std_in_grpo else "none",
     }
