@@ -8,8 +8,9 @@ Two ways in, both judging on the shared Ray judge pool (``judge_pool``):
    (blocking). Both return a dict with ``score`` and the same extra keys every time.
 2. Reward manager ``codefu`` for the reward loop: ``reward.reward_manager.source=importlib``,
    ``reward.reward_manager.module.path=pkg://codefu_trainer.reward.verl_adapter``,
-   ``reward.reward_manager.name=CodeFuRewardManager`` (or ``source=register``,
-   ``name=codefu`` in a process that imported this module).
+   ``reward.reward_manager.name=CodeFuRewardManager``. (``source=register, name=codefu``
+   does not work in training: veRL resolves the manager before anything imports this
+   module, so the name is unknown there.)
 
 The reward settings (``RewardConfig`` as a mapping) come from, in order: the keyword
 ``reward_config`` (``custom_reward_function.reward_kwargs.reward_config``, or
