@@ -38,6 +38,9 @@ from codefu_trainer.training.config import (
 from codefu_trainer.training.tracking import Tracker
 
 MINI_BATCHES = 2  # PPO updates per generation batch
+# Dynamic sampling (algorithm.filter_groups): generation batches tried per step before the
+# step trains on what it has (veRL: max_num_gen_batches; 0 there means unbounded).
+MAX_GENERATION_BATCHES = 4
 ALERT_TAG = "codefu.judge_failure_alert"  # MLflow tag of a step with too many judge failures
 
 
@@ -158,15 +161,98 @@ TRL_TO_VERL = {
 }
 
 
+def zero_variance_groups(scores: Sequence[float], group_size: int) -> list[bool]:
+    """Per group of `group_size` consecutive samples: do all its scores agree?"""
+    return [len(set(scores[i : i + group_size])) == 1 for i in range(0, len(scores), group_size)]
+
+
+def select_rows(
+    outputs: Sequence[Mapping[str, Any]], rows: Sequence[tuple[int, int]], pad_id: int
+) -> dict[str, Any]:
+    """TRL generation outputs → one output of `rows` ((output, row) pairs), in that order.
+
+    Completion-shaped tensors are right-padded to the widest (ids with `pad_id`, the rest
+    with 0); prompt tensors are left-padded the same way; `num_items_in_batch` becomes the
+    selected rows' completion tokens.
+    """
+    import torch
+    import torch.nn.functional as F
+
+    for i, r in rows:
+        if not 0 <= r < int(outputs[i]["completion_ids"].shape[0]):
+            raise IndexError(f"row {r} of generation batch {i} does not exist")
+    first = outputs[0]
+    width = max(int(o["completion_ids"].shape[1]) for o in outputs)
+    p_width = max(int(o["prompt_ids"].shape[1]) for o in outputs)
+    out: dict[str, Any] = {}
+    for key, value in first.items():
+        if key == "num_items_in_batch" or not isinstance(value, torch.Tensor):
+            continue
+        parts = []
+        for i, r in rows:
+            t = outputs[i][key][r : r + 1]
+            if t.dim() == 2 and key.startswith("prompt"):
+                fill = pad_id if key == "prompt_ids" else 0
+                t = F.pad(t, (p_width - t.shape[1], 0), value=fill)
+            elif t.dim() == 2:
+                fill = pad_id if key == "completion_ids" else 0
+                t = F.pad(t, (0, width - t.shape[1]), value=fill)
+            parts.append(t)
+        out[key] = torch.cat(parts)
+    out["num_items_in_batch"] = out["completion_mask"].sum()
+    return out
+
+
 def _make_trainer_class() -> type:
     from trl import GRPOTrainer
 
     class RehearsalGRPOTrainer(GRPOTrainer):
-        """GRPOTrainer that also measures veRL's actor/ppo_kl (old vs current policy)."""
+        """GRPOTrainer that also measures veRL's actor/ppo_kl (old vs current policy), the
+        share of zero-variance groups, and drops them with dynamic sampling
+        (`filter_groups`): the step's prompts are sampled again, at most
+        MAX_GENERATION_BATCHES times, and their groups whose judge scores disagree replace
+        the ones that agree (a step that finds too few keeps some that agree)."""
 
         _capture = False
         _captured: Any = None
         ppo_kls: list[float]
+        judge: JudgeReward | None = None
+        filter_groups = False
+        sampling_stats: dict[str, float] | None = None
+
+        def _generate_and_score_completions(self, inputs: Any) -> Any:
+            out = super()._generate_and_score_completions(inputs)
+            if self.judge is None:
+                return out
+            g = int(self.num_generations)
+            first = list(self.judge.last)
+            zero = zero_variance_groups([float(r["score"]) for r in first], g)
+            stats = {
+                "sampling/zero_variance_groups": sum(zero) / len(zero),
+                "sampling/generation_batches": 1.0,
+            }
+            # Share of zero-variance groups in the batch the update trains on.
+            stats["sampling/zero_variance_trained"] = stats["sampling/zero_variance_groups"]
+            if self.filter_groups and any(zero):
+                outputs, kept = [out], [(0, k) for k, z in enumerate(zero) if not z]
+                dropped = [(0, k) for k, z in enumerate(zero) if z]
+                while len(kept) < len(zero) and len(outputs) < MAX_GENERATION_BATCHES:
+                    outputs.append(super()._generate_and_score_completions(inputs))
+                    scores = [float(r["score"]) for r in self.judge.last]
+                    for k, z in enumerate(zero_variance_groups(scores, g)):
+                        (dropped if z else kept).append((len(outputs) - 1, k))
+                groups = (kept + dropped)[: len(zero)]
+                rows = [(i, k * g + j) for i, k in groups for j in range(g)]
+                pad = self.processing_class.pad_token_id
+                out = select_rows(outputs, rows, 0 if pad is None else int(pad))
+                stats["sampling/generation_batches"] = float(len(outputs))
+                stats["sampling/zero_variance_trained"] = sum(
+                    1 for group in groups if group in dropped
+                ) / len(zero)
+                # The step's metrics describe the policy's first sample of its prompts.
+                self.judge.last = first
+            self.sampling_stats = stats
+            return out
 
         def _get_per_token_logps_and_entropies(self, *args: Any, **kwargs: Any) -> Any:
             out = super()._get_per_token_logps_and_entropies(*args, **kwargs)
@@ -225,6 +311,7 @@ def _make_callback(reward: JudgeReward, tracker: Tracker, trainer_ref: list[Any]
                 metrics["actor/ppo_kl"] = sum(kls) / len(kls)
                 trainer.ppo_kls = []
             metrics.update(score_metrics(reward.last, reward.last_window))
+            metrics.update(getattr(trainer, "sampling_stats", None) or {})
             alert = failure_alert(metrics, reward.service.config.failure_alert.max_rate)
             if alert is not None:
                 print(f"codefu-train: WARNING step {step}: {alert}", flush=True)
@@ -377,6 +464,8 @@ def run(cfg: TrainConfig, verl: DictConfig, run_dir: Path) -> Path:
             callbacks=[_make_callback(reward, tracker, trainer_ref)],
         )
         trainer_ref.append(trainer)
+        trainer.judge = reward
+        trainer.filter_groups = bool(OmegaConf.select(verl, "algorithm.filter_groups.enable"))
         trainer.remove_callback(PrinterCallback)  # the per-step table replaces raw log dicts
         if resume is not None:
             print(f"codefu-train: resuming from {resume}", flush=True)
