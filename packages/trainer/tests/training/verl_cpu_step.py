@@ -23,8 +23,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import verl_cpu_platform
-
 
 def _free_port() -> int:
     with socket.socket() as s:
@@ -110,7 +108,13 @@ def main(spec_path: str, out_path: str) -> None:
 
     run = compose_run(Path(spec["conf_dir"]), spec["overrides"], gpus_detected=1)
     assert run.verl is not None
-    verl_cpu_platform.use()
+    # veRL's CPU platform (codefu_trainer.training.verl_cpu), without the patches: this step
+    # shows how far veRL goes on its own.
+    from verl.plugin.platform.platform_manager import set_platform
+
+    from codefu_trainer.training.verl_cpu.platform import PlatformCPU
+
+    set_platform(PlatformCPU())
     _init_single_process_group()
     import numpy as np
     import torch
