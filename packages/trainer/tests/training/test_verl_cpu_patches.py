@@ -164,3 +164,27 @@ def test_weight_updates_change_generation_and_tag_the_step(server) -> None:  # t
     with pytest.raises(KeyError, match="does not have"):
         asyncio.run(server.update_weights({"no.such.weight": torch.zeros(1)}, global_steps=8))
     asyncio.run(server.update_weights(state, global_steps=None))  # restore for other tests
+
+
+def test_cluster_cpu_verl_composes_veRL_for_the_cpu(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from codefu_trainer.training.compose import compose_run
+    from codefu_trainer.training.verl_cpu.hook import HOOK
+
+    from ..conftest import CONF
+
+    run = compose_run(
+        CONF, ["cluster=cpu_verl", f"run.dir={tmp_path / 'run'}", "rehearsal.steps=5"]
+    )  # veRL's own validation runs here too
+    verl = run.verl
+    assert verl is not None
+    assert verl.actor_rollout_ref.rollout.name == patches.ROLLOUT_NAME
+    assert verl.actor_rollout_ref.actor.strategy == verl.actor_rollout_ref.ref.strategy == "fsdp2"
+    init = verl.ray_kwargs.ray_init
+    assert init.runtime_env.worker_process_setup_hook == HOOK
+    assert init.runtime_env.env_vars.VERL_PLATFORM == "cpu"
+    assert init.address == "local"
+    assert verl.actor_rollout_ref.model.path == str(tmp_path / "run" / "base_model")
+    assert verl.data.train_files == [str(tmp_path / "run" / "data" / "train.parquet")]
+    assert verl.trainer.total_training_steps == 5
+    reward = json.loads(init.runtime_env.env_vars.CODEFU_REWARD_CONFIG)
+    assert reward["worker"]["num_workers"] == 2  # not one judge per logical Ray CPU
