@@ -161,3 +161,19 @@ def test_codefu_train_check_names_the_recipes_for_an_unknown_one(
     assert code == EXIT_CONFIG
     err = capsys.readouterr().err
     assert "did you mean 'dapo'" in err and "Valid options: codefu, dapo" in err
+
+
+@pytest.mark.parametrize(
+    ("override", "message"),
+    [
+        ("data.curriculum.low=0.99", "low < high"),
+        ("+data.curriculum.promote=0.5", "unknown key"),
+        ("data.dataloader_num_workers=4", "dataloader_num_workers=0"),
+        ("trainer.v1.trainer_mode=colocate_async", "trainer_mode=sync"),
+    ],
+)
+def test_check_recipe_refuses_a_curriculum_veRL_could_not_run(override: str, message: str) -> None:
+    check_recipe(compose_verl(CONF, [*BASE, "curriculum=tiers"]))
+    config = compose_verl(CONF, [*BASE, "curriculum=tiers", override])
+    with pytest.raises(ConfigError, match=message):
+        check_recipe(config)

@@ -56,6 +56,7 @@ def check_recipe(config: DictConfig) -> None:
                 f"reward.reward_manager.name={manager.name}: veRL rejects its settings "
                 f"(reward.reward_kwargs): {exc}"
             ) from exc
+    check_curriculum(config)
     metric = filter_metric(config)
     if metric is None:
         return
@@ -75,4 +76,28 @@ def check_recipe(config: DictConfig) -> None:
         raise ConfigError(
             "algorithm.filter_groups needs the reward at sampling time: set "
             "reward.reward_model.enable_resource_pool=true or disable the reward model."
+        )
+
+
+def check_curriculum(config: DictConfig) -> None:
+    """`curriculum=tiers`: its settings, and the trainer settings its two classes need."""
+    from codefu_trainer.training.curriculum import CurriculumConfig
+
+    settings = OmegaConf.select(config, "data.curriculum")
+    if settings is None:
+        return
+    try:
+        values = OmegaConf.to_container(settings, resolve=True)
+        CurriculumConfig.from_mapping(values if isinstance(values, dict) else {})
+    except (ValueError, TypeError) as exc:
+        raise ConfigError(f"data.curriculum: {exc}") from exc
+    if int(config.data.dataloader_num_workers) != 0:
+        raise ConfigError(
+            "data.curriculum draws problems in the trainer's process, where the judge's scores "
+            "arrive: set data.dataloader_num_workers=0."
+        )
+    if config.trainer.v1.trainer_mode != "sync":
+        raise ConfigError(
+            "the curriculum's replay buffer runs veRL's sync trainer: set "
+            "trainer.v1.trainer_mode=sync."
         )
