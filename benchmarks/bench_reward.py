@@ -25,6 +25,10 @@ truth for both (target 100% for ours), and our wall time against the lower bound
 Σ(compile + run CPU seconds) / CPUs (target within 1.5x). Both sides start warm (Ray
 workers up; our PCH built once per node, as in a training run; binaries not cached).
 Timings on a shared machine are noisy: the final line says the load average.
+
+Part ``audit``: the verdict audit's cost, the step's wall time with ``audit_share`` 1% and
+10% against none (targets 1.02x and 1.12x), and the flip rate with the CPUs oversubscribed
+4x and every submission judged twice (target 0).
 """
 
 from __future__ import annotations
@@ -593,7 +597,87 @@ def part_cli(problems: Problems, source: str, cpus: int, prompts: int = 64) -> N
     )
 
 
-PARTS = {"reference": part_reference, "step": part_step, "cli": part_cli}
+def _audited_step(
+    cases: list[Case], cpus: int, share: float, ray_cpus: int | None = None
+) -> tuple[float, float, dict[str, Any], int]:
+    """One step on a fresh pool (fresh cache, PCH warm) with ``audit_share=share``: the
+    step's wall time (until ``score`` returns), the wall time until its audits are judged
+    too, the pool's window of the step, and how many verdicts equal the truth."""
+    cache = Path(tempfile.mkdtemp(prefix="codefu-bench-audit-"))
+    ray.init(num_cpus=ray_cpus or cpus, log_to_driver=False, include_dashboard=False)
+    try:
+        config = RewardConfig(
+            worker=WorkerConfig(cache_dir=str(cache), num_workers=ray_cpus, audit_share=share)
+        )
+        service = RewardService(config)
+        try:
+            service.workers()
+            warm = next(c for c in cases if c.variant == "ac")
+            service.score([warm.response.replace("main()", "main( )")], [warm.ground_truth])
+            service.drain_audits()
+            service.take_window()
+            start = time.perf_counter()
+            results = service.score([c.response for c in cases], [c.ground_truth for c in cases])
+            wall = time.perf_counter() - start
+            service.drain_audits()
+            with_audits = time.perf_counter() - start
+            window = service.take_window()
+        finally:
+            service.close()
+    finally:
+        ray.shutdown()
+        shutil.rmtree(cache, ignore_errors=True)
+    agree = sum(r["verdict"] == c.truth for r, c in zip(results, cases, strict=True))
+    return wall, with_audits, window, agree
+
+
+def part_audit(problems: Problems, source: str, cpus: int, prompts: int = 64) -> None:
+    """The verdict audit's cost (step wall time at audit_share 0, 0.01, 0.10; the audits run
+    in the background, so also the time until they are judged) and the flip rate with every
+    submission audited on a pool of 4 workers per CPU (the CPUs oversubscribed 4x)."""
+    cases = step_cases(problems, prompts=prompts)
+    print(f"GRPO step: {len(cases)} responses ({prompts} prompts x 8), {source}; {cpus} CPUs")
+    base = 0.0
+    rows = []
+    for share in (0.0, 0.01, 0.10):
+        wall, with_audits, window, agree = _audited_step(cases, cpus, share)
+        base = base or wall
+        rows.append((share, wall, with_audits, window, agree))
+    print(
+        f"{'audit':>7}{'step s':>9}{'x none':>8}{'+audits s':>11}{'x none':>8}{'audited':>9}"
+        f"{'flips':>7}{'verdicts':>10}"
+    )
+    for share, wall, with_audits, window, agree in rows:
+        print(
+            f"{share:>7.0%}{wall:>9.1f}{wall / base:>7.2f}x{with_audits:>11.1f}"
+            f"{with_audits / base:>7.2f}x{window['audited']:>9}{window['flips']:>7}"
+            f"{f'{agree}/{len(cases)}':>10}"
+        )
+    over = 4 * cpus
+    _, _, window, agree = _audited_step(cases, cpus, 1.0, ray_cpus=over)
+    compared = window["audited"] - window["audit_failures"]
+    rate = window["flips"] / compared if compared else 0.0
+    print(
+        f"oversubscribed {over} workers on {cpus} CPUs, every submission audited: "
+        f"{window['audited']} audits, {window['flips']} flips ({rate:.2%}), "
+        f"{window['audit_failures']} audit failures; verdicts = truth {agree}/{len(cases)}"
+    )
+    for flip in window["flip_details"]:
+        print(f"  flip: {flip}")
+    r1, r10 = rows[1], rows[2]
+    print(
+        f"KEY reward-audit: step_1pct={r1[1] / base:.2f}x step_10pct={r10[1] / base:.2f}x "
+        f"drained_1pct={r1[2] / base:.2f}x drained_10pct={r10[2] / base:.2f}x "
+        f"flip_rate_4x={rate:.4f} load1={os.getloadavg()[0]:.1f}"
+    )
+
+
+PARTS = {
+    "reference": part_reference,
+    "step": part_step,
+    "cli": part_cli,
+    "audit": part_audit,
+}
 
 
 def main(argv: list[str] | None = None) -> int:

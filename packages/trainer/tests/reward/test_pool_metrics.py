@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import socket
 import time
@@ -12,8 +13,9 @@ from pathlib import Path
 import pytest
 
 from codefu_trainer.reward.config import RewardConfig, WorkerConfig
-from codefu_trainer.reward.service import RewardService
+from codefu_trainer.reward.service import RewardService, run_blocking
 from codefu_trainer.reward.step_metrics import step_metrics
+from codefu_trainer.reward.worker import JudgeJob
 
 from .problems import COMPILE_ERROR_PROGRAM, DIFF_PROGRAM, SUM_PROGRAM, respond, sum_ground_truth
 
@@ -63,6 +65,12 @@ def _value(text: str, name: str, **tags: str) -> float | None:
     return total if found else None
 
 
+def _dashboard_metrics() -> set[str]:
+    dashboard = Path(__file__).parents[4] / "docs" / "grafana" / "judge.json"
+    exprs = [t["expr"] for p in json.loads(dashboard.read_text())["panels"] for t in p["targets"]]
+    return {n for e in exprs for n in re.findall(r"ray_codefu_judge_\w+", e)}
+
+
 def test_pool_metrics_window_and_audit_on_a_local_cluster(
     metrics_port: int, tmp_path: Path
 ) -> None:
@@ -82,9 +90,14 @@ def test_pool_metrics_window_and_audit_on_a_local_cluster(
         assert service.drain_audits() >= 0
         window = service.take_window()
         stats = service.stats()
+        # A judge that raises (here: a checker it does not know) is a judge failure.
+        bad = JudgeJob(SUM_PROGRAM, [("1 2\n", "3\n")], 1.0, 1 << 28, "no-such-checker", False, 60)
+        [failed] = run_blocking(service._call_pool("run_many", [bad], timeout=120))
+        assert failed.failure == "JUDGE_ERROR" and "no-such-checker" in failed.detail
         # Ray's metrics agent exports what the pool actor recorded (reports every 0.5 s).
         wanted = {
-            ("ray_codefu_judge_jobs_total", ()): 3.0,
+            ("ray_codefu_judge_jobs_total", ()): 4.0,
+            ("ray_codefu_judge_failures_total", (("kind", "JUDGE_ERROR"),)): 1.0,
             ("ray_codefu_judge_verdicts_total", (("verdict", "AC"),)): 1.0,
             ("ray_codefu_judge_verdicts_total", (("verdict", "CE"),)): 1.0,
             ("ray_codefu_judge_audits_total", ()): 3.0,
@@ -102,10 +115,13 @@ def test_pool_metrics_window_and_audit_on_a_local_cluster(
     for (name, tags), value in wanted.items():
         assert _value(text, name, **dict(tags)) == value, (name, tags, text[-3000:])
     assert _value(text, "ray_codefu_judge_duplicates_total") == 1.0
-    assert _value(text, "ray_codefu_judge_latency_seconds_count") == 3.0
+    assert _value(text, "ray_codefu_judge_latency_seconds_count") == 4.0
     assert _value(text, "ray_codefu_judge_workers") == 2.0
     assert _value(text, "ray_codefu_judge_in_flight") == 0.0
     assert _value(text, "ray_codefu_judge_flips_total") in (None, 0.0)
+    # Every series the Grafana dashboard charts is one the pool exports (flips: none yet).
+    for name in _dashboard_metrics() - {"ray_codefu_judge_flips_total"}:
+        assert _value(text, name) is not None, name
     # The window of this step: three submissions judged, one shared, each audited.
     assert (window["jobs"], window["duplicates"], window["audited"], window["flips"]) == (
         3,

@@ -166,3 +166,33 @@ def test_failure_alert_threshold(rate: float, limit: float) -> None:
     assert (alert is not None) == (rate > limit)
     if alert is not None:
         assert "DEADLINE 3" in alert and "max_rate" in alert
+
+
+def test_failure_alert_warns_tags_mlflow_and_stops_when_configured(
+    tmp_path: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    mlflow = pytest.importorskip("mlflow")
+    from codefu_trainer.reward.config import FailureAlertConfig
+    from codefu_trainer.reward.verl_metrics import (
+        ALERT_TAG,
+        JudgeFailureStop,
+        record_judge_metrics,
+    )
+
+    failing = [score_report(None, CFG, failure="WORKER_LOST").to_dict(), _judged("AC", 1, 1)]
+    flip = Flip("f00d", "AC", "WA", 0.1, 0.2, "node-a", "node-b")
+    mlflow.set_tracking_uri(f"sqlite:///{tmp_path}/mlflow.db")
+    with mlflow.start_run() as run:
+        metrics: dict[str, float] = {}
+        record_judge_metrics(metrics, failing, WindowStats(flip_details=[flip]), CFG, step=7)
+    assert metrics["judge/failure"] == 0.5 and metrics["judge/failures/WORKER_LOST"] == 1
+    printed = capsys.readouterr().out
+    assert "step 7" in printed and "WORKER_LOST 1" in printed and "f00d" in printed
+    tags = mlflow.get_run(run.info.run_id).data.tags
+    assert tags[ALERT_TAG].startswith("step 7: judge failure rate 50.0%")
+    # Under the limit: no alert; with stop on, over the limit: training stops.
+    record_judge_metrics({}, [_judged("AC", 1, 1)], None, CFG, step=8)
+    assert "WARNING" not in capsys.readouterr().out
+    stopping = RewardConfig(failure_alert=FailureAlertConfig(max_rate=0.1, stop=True))
+    with pytest.raises(JudgeFailureStop, match="step 9"):
+        record_judge_metrics({}, failing, None, stopping, step=9)

@@ -1,0 +1,205 @@
+"""The judge metrics of one veRL step: veRL's reward loop on CPU (RewardLoopWorker.compute_score
+→ our compute_score_async), the samples' extra info in veRL's TransferQueue as the agent
+loop leaves it, and the registered V1 trainer subclass that adds them to the step's metrics."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from .problems import (
+    COMPILE_ERROR_PROGRAM,
+    DIFF_PROGRAM,
+    SPIN_PROGRAM,
+    SUM_PROGRAM,
+    respond,
+    sum_ground_truth,
+)
+from .tokenizer import build_tokenizer
+
+pytestmark = [pytest.mark.ray, pytest.mark.slow]
+
+torch = pytest.importorskip("torch")
+ray = pytest.importorskip("ray")
+pytest.importorskip("verl")
+pytest.importorskip("transfer_queue")
+
+# A known step: AC, WA (1 of 4 tests), CE, TLE, no code, and a judge failure forced by a
+# ground truth without tests (JUDGE_ERROR, never the program's fault).
+RESPONSES = [
+    respond(SUM_PROGRAM),
+    respond(DIFF_PROGRAM),
+    respond(COMPILE_ERROR_PROGRAM),
+    respond(SPIN_PROGRAM),
+    "No idea, sorry.",
+    respond(SUM_PROGRAM + "// another\n"),
+]
+VERDICTS = ["AC", "WA", "CE", "TLE", "NO_CODE", "JUDGE_ERROR"]
+
+
+def _truths() -> list[dict[str, Any]]:
+    good = sum_ground_truth(name="sum", n_private=4, seconds=0.5)
+    broken = dict(sum_ground_truth(name="broken"), private_tests={"input": [], "output": []})
+    return [good, good, good, good, good, broken]
+
+
+@pytest.fixture(scope="module")
+def local_ray() -> Iterator[None]:
+    # Logical CPUs: 2 judge workers, the reward-loop worker, TransferQueue's controller and
+    # storage unit (one CPU each).
+    ray.init(num_cpus=6, include_dashboard=False, log_to_driver=False)
+    try:
+        yield
+    finally:
+        ray.shutdown()
+
+
+def _data(tokenizer: Any) -> Any:
+    from verl import DataProto
+
+    truths = _truths()
+    n, prompt_len, response_len = len(RESPONSES), 8, 256
+    prompts = torch.full((n, prompt_len), tokenizer.pad_token_id, dtype=torch.long)
+    responses = torch.full((n, response_len), tokenizer.pad_token_id, dtype=torch.long)
+    attention = torch.zeros((n, prompt_len + response_len), dtype=torch.long)
+    for i, text in enumerate(RESPONSES):
+        p = tokenizer("Print a+b")["input_ids"][-prompt_len:]
+        r = [*tokenizer(text)["input_ids"], tokenizer.eos_token_id]
+        assert len(r) <= response_len
+        prompts[i, prompt_len - len(p) :] = torch.tensor(p)
+        attention[i, prompt_len - len(p) : prompt_len] = 1
+        responses[i, : len(r)] = torch.tensor(r)
+        attention[i, prompt_len : prompt_len + len(r)] = 1
+    return DataProto.from_dict(
+        tensors={
+            "prompts": prompts,
+            "responses": responses,
+            "input_ids": torch.cat([prompts, responses], dim=1),
+            "attention_mask": attention,
+        },
+        non_tensors={
+            "data_source": np.array(["code_contests"] * n, dtype=object),
+            "reward_model": np.array(
+                [{"style": "rule", "ground_truth": t} for t in truths], dtype=object
+            ),
+            "extra_info": np.array([{"index": i} for i in range(n)], dtype=object),
+        },
+    )
+
+
+def _verl_config(tok_dir: Path, reward_config: dict[str, Any]) -> Any:
+    from omegaconf import OmegaConf
+
+    return OmegaConf.create(
+        {
+            "actor_rollout_ref": {"model": {"path": str(tok_dir), "tokenizer_path": str(tok_dir)}},
+            "reward": {
+                "num_workers": 1,
+                "custom_reward_function": {
+                    "path": "pkg://codefu_trainer.reward.verl_adapter",
+                    "name": "compute_score_async",
+                    "reward_kwargs": {"reward_config": reward_config},
+                },
+                "reward_manager": {"source": "register", "name": "naive"},
+                "reward_model": {"enable": False, "enable_resource_pool": False},
+                "sandbox_fusion": None,
+                "reward_kwargs": {},
+            },
+        }
+    )
+
+
+def test_one_step_of_judge_metrics_through_verl(local_ray: None, tmp_path: Path) -> None:
+    import transfer_queue as tq
+    from omegaconf import OmegaConf
+    from transformers import AutoTokenizer
+    from verl.experimental.reward_loop.reward_loop import RewardLoopManager
+    from verl.trainer.ppo.v1 import get_trainer_cls
+    from verl.trainer.ppo.v1.trainer_sync import PPOTrainerSync
+    from verl.utils.tensordict_utils import list_of_dict_to_tensordict
+
+    from codefu_trainer.reward.verl_adapter import get_service
+    from codefu_trainer.reward.verl_metrics import judge_trainer_name
+
+    tok_dir = build_tokenizer(tmp_path / "tok", [*RESPONSES, "Print a+b"])
+    tokenizer = AutoTokenizer.from_pretrained(str(tok_dir))
+    reward_config = {
+        "worker": {"cache_dir": str(tmp_path / "cache"), "num_workers": 2, "audit_share": 1.0},
+        "failure_alert": {"max_rate": 0.5},
+    }
+    config = _verl_config(tok_dir, reward_config)
+    data = _data(tokenizer)
+
+    # The trainer's process: its service (and so the shared judge pool) exists before the
+    # step, as it does after the first step of a run; the window starts empty.
+    service = get_service(reward_config)
+    service.take_window()
+
+    manager = RewardLoopManager(config)
+    try:
+        # What the agent loop does per sample: one RewardLoopWorker.compute_score call.
+        worker = manager.reward_loop_workers[0]
+        outputs = ray.get([worker.compute_score.remote(data[i : i + 1]) for i in range(6)])
+    finally:
+        for w in manager.reward_loop_workers:
+            ray.kill(w)
+    assert [o["reward_extra_info"]["verdict"] for o in outputs] == VERDICTS
+    service.drain_audits()
+
+    # The agent loop's TransferQueue record: extra_fields.reward_extra_info per sample; one
+    # padding sample (a copy veRL adds to fill a batch) must not count.
+    tq.init(OmegaConf.create({"backend": {"SimpleStorage": {"num_data_storage_units": 1}}}))
+    try:
+        keys = [f"uid{i}_0_0" for i in range(7)]
+        extra = [{"reward_extra_info": o["reward_extra_info"]} for o in [*outputs, outputs[0]]]
+        tags = [{"status": "success"} for _ in range(6)] + [{"is_padding": True}]
+        batch = tq.kv_batch_put(
+            keys=keys,
+            partition_id="train",
+            fields=list_of_dict_to_tensordict(
+                [{"extra_fields": e, "rm_scores": torch.zeros(1)} for e in extra]
+            ),
+            tags=tags,
+        )
+
+        name = judge_trainer_name("sync")
+        trainer_cls = get_trainer_cls(name)
+        assert name == "codefu_sync" and issubclass(trainer_cls, PPOTrainerSync)
+        assert judge_trainer_name(name) == name  # registering twice is harmless
+        assert "step" in trainer_cls.__dict__  # the public per-step method carries them
+        trainer = trainer_cls.__new__(trainer_cls)  # the method only needs config and step
+        trainer.config = config
+        trainer.global_steps = 3
+        metrics: dict[str, Any] = {"critic/score/mean": 0.0}
+        trainer.codefu_judge_metrics(batch, metrics)
+    finally:
+        tq.close()
+        service.close()
+
+    assert metrics["critic/score/mean"] == 0.0  # veRL's own metrics stay
+    assert metrics["judge/samples"] == 6
+    for verdict in VERDICTS:
+        assert metrics[f"judge/verdict/{verdict}"] == pytest.approx(1 / 6), verdict
+    assert metrics["judge/verdict/MLE"] == 0.0
+    assert metrics["judge/has_code"] == pytest.approx(5 / 6)
+    assert metrics["judge/compiled"] == pytest.approx(3 / 6)  # AC, WA, TLE
+    # AC 4/4, WA 1/4, TLE stops at its first test (0 passed), others 0.
+    assert metrics["judge/tests_passed_frac"] == pytest.approx((1 + 0.25) / 6)
+    assert metrics["judge/failure"] == pytest.approx(1 / 6)
+    assert metrics["judge/failures/JUDGE_ERROR"] == 1
+    assert metrics["judge/failures/DEADLINE"] == metrics["judge/failures/WORKER_LOST"] == 0
+    # The pool's window of the step: 4 programs judged (the broken truth never reaches it),
+    # each audited once on the other worker, no flip; 2 judge CPUs.
+    assert metrics["judge/jobs"] == 4 and metrics["judge/duplicates"] == 0
+    assert metrics["judge/audit/audited"] == 4 and metrics["judge/audit/flips"] == 0
+    assert metrics["judge/cpus"] == 2
+    assert metrics["judge/cpu_seconds"] >= 0.5  # the TLE program used its 0.5 s
+    assert metrics["judge/cpu_bound_seconds"] == pytest.approx(metrics["judge/cpu_seconds"] / 2)
+    assert metrics["judge/wall_over_bound"] == pytest.approx(
+        metrics["judge/wall_seconds"] / metrics["judge/cpu_bound_seconds"]
+    )
+    assert metrics["judge/queue_high_water"] >= 1
