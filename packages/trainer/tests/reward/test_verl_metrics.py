@@ -203,3 +203,15 @@ def test_one_step_of_judge_metrics_through_verl(local_ray: None, tmp_path: Path)
         metrics["judge/wall_seconds"] / metrics["judge/cpu_bound_seconds"]
     )
     assert metrics["judge/queue_high_water"] >= 1
+
+
+def test_task_runner_is_verls_with_the_judge_trainer_mode() -> None:
+    """What verl_main passes to run_ppo: veRL's TaskRunnerV1, whose run selects codefu_<mode>."""
+    from verl.trainer.main_ppo import TaskRunnerV1
+
+    from codefu_trainer.reward.verl_metrics import judge_task_runner
+
+    runner = judge_task_runner()
+    body = runner.__ray_actor_class__
+    assert issubclass(body, TaskRunnerV1.__ray_actor_class__)
+    assert "run" in body.__dict__ and hasattr(runner, "remote")

@@ -73,7 +73,7 @@ def run(verl: DictConfig, cfg: TrainConfig, run_dir: Path) -> int:
 
 
 def _train(verl: DictConfig, cfg: TrainConfig, run_dir: Path) -> int:
-    from verl.trainer.main_ppo import TaskRunnerV1, run_ppo
+    from verl.trainer.main_ppo import run_ppo
     from verl.utils.device import auto_set_device
 
     env_vars = OmegaConf.to_container(
@@ -88,7 +88,11 @@ def _train(verl: DictConfig, cfg: TrainConfig, run_dir: Path) -> int:
     continue_mlflow_run(verl)
     prepare_resume_everywhere(verl)
     if verl.trainer.use_v1:
-        run_ppo(verl, task_runner_class=TaskRunnerV1)
+        # veRL's TaskRunnerV1 training with codefu_<trainer.v1.trainer_mode>: veRL's trainer
+        # plus the judge metrics of every step (codefu_trainer.reward.verl_metrics).
+        from codefu_trainer.reward.verl_metrics import judge_task_runner
+
+        run_ppo(verl, task_runner_class=judge_task_runner())
     else:
         from verl.trainer.main_ppo_v0 import TaskRunner
 
