@@ -111,7 +111,6 @@ class JudgeReward:
         self.service = service
         self.sign = sign
         self.last: list[dict[str, Any]] = []
-        self.last_window: dict[str, Any] | None = None
         self.last_seconds = 0.0
 
     def __call__(
@@ -122,8 +121,6 @@ class JudgeReward:
         start = time.perf_counter()
         self.last = self.service.score(texts, truths)
         self.last_seconds = time.perf_counter() - start
-        take = getattr(self.service, "take_window", None)
-        self.last_window = take() if take is not None else None
         return [self.sign * float(r["score"]) for r in self.last]
 
 
@@ -310,7 +307,8 @@ def _make_callback(reward: JudgeReward, tracker: Tracker, trainer_ref: list[Any]
             if kls:
                 metrics["actor/ppo_kl"] = sum(kls) / len(kls)
                 trainer.ppo_kls = []
-            metrics.update(score_metrics(reward.last, reward.last_window))
+            # The judge pool's window covers every judging of the step (all its batches).
+            metrics.update(score_metrics(reward.last, reward.service.take_window()))
             metrics.update(getattr(trainer, "sampling_stats", None) or {})
             alert = failure_alert(metrics, reward.service.config.failure_alert.max_rate)
             if alert is not None:
