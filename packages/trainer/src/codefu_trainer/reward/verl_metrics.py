@@ -118,10 +118,16 @@ def _make_trainer(base: type) -> type:
 
             raw = _reward_config(self.config)
             config = reward_config_of(raw)
-            data = tq.kv_batch_get(
-                keys=batch.keys, partition_id=batch.partition_id, select_fields=["extra_fields"]
-            )
-            results = batch_results(list(data["extra_fields"]), list(batch.tags))
+            try:
+                data = tq.kv_batch_get(
+                    keys=batch.keys,
+                    partition_id=batch.partition_id,
+                    select_fields=["extra_fields"],
+                )
+                results = batch_results(list(data["extra_fields"]), list(batch.tags))
+            except Exception as e:  # metrics never stop training; a judge outage may
+                log.warning("the step's reward extra info is unreadable: %s", e)
+                results = []
             window: dict[str, Any] | None = None
             try:
                 window = get_service(raw).take_window()
