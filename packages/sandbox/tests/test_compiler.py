@@ -165,3 +165,32 @@ def test_processes_share_one_pch_and_cache_safely(tmp_path: Path) -> None:
     assert leftovers == []
     binaries = list((cache / "bin").rglob("*"))
     assert len([b for b in binaries if b.is_file()]) == 1
+
+
+# 2^18 tokens from nested macros: cc1plus needs seconds of CPU for them.
+COMPILE_BOMB = """#define A(x) x x
+#define B(x) A(A(A(A(x))))
+#define C(x) B(B(B(B(x))))
+#define D(x) A(A(C(x)))
+int main() { long long s = 0 D(+1); return (int)s; }
+"""
+
+
+def test_a_source_that_keeps_the_compiler_busy_is_a_compile_error(tmp_path: Path) -> None:
+    judge = Judge(tmp_path, compiler=CompilerConfig(cpu_seconds=1.0, use_pch=False))
+    report = judge.judge(COMPILE_BOMB, [TestCase("", "")], Limits(1.0, 256 << 20))
+    assert report.verdict is Verdict.CE
+    assert report.compile.diagnostics.startswith("[compilation exceeded 1 s of CPU]")
+
+
+def test_a_compile_past_the_wall_backstop_is_the_judges_failure(tmp_path: Path) -> None:
+    """Wall time past the backstop within the CPU limit means an overloaded host: IE (a
+    judge failure, retried or not rewarded), never a CE that would cost the program."""
+    source = '#include <bits/stdc++.h>\nint main() { puts("ok"); }\n'
+    slow = Judge(tmp_path, compiler=CompilerConfig(wall_seconds=0.01, use_pch=False))
+    report = slow.judge(source, [TestCase("", "ok\n")], Limits(1.0, 256 << 20))
+    assert report.verdict is Verdict.IE
+    assert "overloaded" in report.compile.diagnostics
+    # Nothing was cached as a compile error: the same source compiles on a calmer try.
+    calm = Judge(tmp_path, compiler=CompilerConfig(use_pch=False))
+    assert calm.judge(source, [TestCase("", "ok\n")], Limits(1.0, 256 << 20)).verdict is Verdict.AC

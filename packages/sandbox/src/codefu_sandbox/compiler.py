@@ -2,9 +2,14 @@
 
 Untrusted source is compiled by g++ running in the sandbox (`Runner`, compile profile):
 unprivileged uid when root, Landlock limiting reads to system trees + the precompiled
-header, no network, wall/memory/file-size limits. So `#include "/etc/shadow"` or
+header, no network, CPU/wall/memory/file-size limits. So `#include "/etc/shadow"` or
 `.incbin "secret"` fail, `#include "/dev/random"` fails (not readable under Landlock;
-killed at the wall limit otherwise), and huge diagnostics are truncated.
+stopped at the wall limit otherwise), and huge diagnostics are truncated.
+
+Time: each compiler process may use `cpu_seconds` of CPU (RLIMIT_CPU); a source that makes
+the compiler work longer is a compile error. The wall limit is only a backstop, several
+times larger: on a host so loaded that a compile takes that long in wall time, the judge
+failed (SandboxError → IE), and the program is not blamed (a CE would cost it a reward).
 
 Binaries are linked statically where the toolchain can (as Codeforces does): a static
 binary starts in ~0.4 ms instead of ~1.1 ms, which judging pays on every test. gold links
@@ -56,7 +61,8 @@ class CompilerConfig:
     compiler: str = "g++"
     std: str = "c++17"
     flags: tuple[str, ...] = DEFAULT_FLAGS
-    wall_seconds: float = 10.0
+    cpu_seconds: float = 10.0  # per compiler process; past it: CE
+    wall_seconds: float = 60.0  # backstop; past it: the judge failed (overloaded host), IE
     memory_bytes: int = 2 << 30  # address space per compiler process
     output_bytes: int = 128 << 20  # object files, the binary and diagnostics
     diagnostics_chars: int = 16_384
@@ -282,7 +288,7 @@ class Compiler:
                 args += ["-I/proc/self/fd/3", "-Winvalid-pch"]
             args += [*self.link_flags, "-fdiagnostics-color=never", "sol.cpp", "-o", "sol"]
             limits = RunLimits(
-                cpu_seconds=None,
+                cpu_seconds=cfg.cpu_seconds,
                 wall_seconds=cfg.wall_seconds,
                 address_space=cfg.memory_bytes,
                 file_size=cfg.output_bytes,
@@ -309,13 +315,20 @@ class Compiler:
             if outcome.error is not None:
                 raise SandboxError(f"compiling in the sandbox failed: {outcome.error}")
             if outcome.killed == "wall":
+                raise SandboxError(
+                    f"compiling took over {cfg.wall_seconds:g} s of wall time within its "
+                    f"{cfg.cpu_seconds:g} s of CPU: the host is overloaded (fewer judge "
+                    "workers per CPU), not a compile error"
+                )
+            if outcome.killed == "cpu":
                 return CompileResult(
-                    False,
-                    0.0,
-                    False,
-                    f"[compilation exceeded {cfg.wall_seconds:g} s]\n{diagnostics}",
+                    False, 0.0, False, f"[compilation exceeded {cfg.cpu_seconds:g} s of CPU]"
                 )
             if outcome.exit_code != 0:
+                if "CPU time limit exceeded" in diagnostics:  # RLIMIT_CPU stopped cc1plus
+                    diagnostics = (
+                        f"[compilation exceeded {cfg.cpu_seconds:g} s of CPU]\n{diagnostics}"
+                    )
                 if outcome.signal is not None:
                     diagnostics = f"[compiler killed by signal {outcome.signal}]\n{diagnostics}"
                 return CompileResult(False, 0.0, False, diagnostics or "compilation failed")
