@@ -46,7 +46,7 @@ def test_warm_start_teaches_the_accepted_program_least(sample_data: Path) -> Non
     from codefu_data.solutions import cpp_solutions
     from codefu_trainer.training.base_model import as_response, broken, select_problems
     from codefu_trainer.training.config import RehearsalConfig
-    from codefu_trainer.training.rehearsal import load_prompts
+    from codefu_trainer.training.prompt_rows import load_prompts
 
     assert broken("int main() { return 0; }\n") == "int main() { return 0; "
     prompts = load_prompts(sample_data / "easy" / "train.parquet", max_prompt_chars=160)

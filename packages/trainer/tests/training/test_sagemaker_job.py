@@ -15,8 +15,8 @@ pytest.importorskip("sagemaker.train")
 
 from codefu_trainer.training.cli import main
 from codefu_trainer.training.compose import compose_run
+from codefu_trainer.training.config import data_files
 from codefu_trainer.training.sagemaker_job import JOB_MODEL_DIR, job_overrides
-from codefu_trainer.training.verl_config import data_files
 
 from ..conftest import CONF
 

@@ -18,7 +18,7 @@ from omegaconf import OmegaConf
 from codefu_trainer.evaluation.config import EvalConfig, eval_tiers
 from codefu_trainer.training.compose import PrerequisiteError
 from codefu_trainer.training.config import ModelKind, RehearsalConfig
-from codefu_trainer.training.rehearsal import load_prompts
+from codefu_trainer.training.prompt_rows import load_prompts
 
 
 @dataclass(frozen=True)

@@ -208,7 +208,7 @@ def write_resolved(run: ComposedRun) -> Path:
 
 
 def require_data(cfg: TrainConfig) -> None:
-    from codefu_trainer.training.verl_config import data_files
+    from codefu_trainer.training.config import data_files
 
     train, test = data_files(cfg)
     if str(train).startswith("s3:"):

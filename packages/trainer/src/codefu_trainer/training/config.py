@@ -251,3 +251,11 @@ def mlflow_tracking_uri(cfg: TrackingConfig, run_dir: Path) -> str:
     if cfg.tracking_uri:
         return cfg.tracking_uri
     return f"sqlite:///{(run_dir / 'mlflow.db').resolve()}"
+
+
+def data_files(cfg: TrainConfig) -> tuple[Path, Path]:
+    """The prepared train/test parquet files of the configured tier."""
+    root = Path(cfg.data.out_dir).expanduser()
+    if not str(root).startswith("s3:"):
+        root = root.resolve()
+    return root / cfg.data.tier / "train.parquet", root / cfg.data.tier / "test.parquet"

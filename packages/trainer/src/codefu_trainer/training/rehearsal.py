@@ -35,6 +35,7 @@ from codefu_trainer.training.config import (
     final_model_dir,
     mlflow_tracking_uri,
 )
+from codefu_trainer.training.prompt_rows import load_prompts
 from codefu_trainer.training.tracking import Tracker
 
 MINI_BATCHES = 2  # PPO updates per generation batch
@@ -42,36 +43,6 @@ MINI_BATCHES = 2  # PPO updates per generation batch
 # step trains on what it has (veRL: max_num_gen_batches; 0 there means unbounded).
 MAX_GENERATION_BATCHES = 4
 ALERT_TAG = "codefu.judge_failure_alert"  # MLflow tag of a step with too many judge failures
-
-
-def load_prompts(
-    train_file: Path, max_prompt_chars: int, limit: int | None = None
-) -> list[dict[str, Any]]:
-    """Rows of a prepared parquet as {prompt, ground_truth (JSON), name}.
-
-    A prompt longer than `max_prompt_chars` keeps its beginning (the instruction and the
-    start of the statement): the tiny model's context is short.
-    """
-    import pyarrow.parquet as pq
-
-    table = pq.read_table(train_file, columns=["prompt", "reward_model", "extra_info"])
-    rows: list[dict[str, Any]] = []
-    for row in table.to_pylist():
-        messages = [
-            {"role": m["role"], "content": m["content"][:max_prompt_chars]} for m in row["prompt"]
-        ]
-        rows.append(
-            {
-                "prompt": messages,
-                "ground_truth": json.dumps(row["reward_model"]["ground_truth"]),
-                "name": (row.get("extra_info") or {}).get("name", ""),
-            }
-        )
-        if limit is not None and len(rows) >= limit:
-            break
-    if not rows:
-        raise ValueError(f"{train_file} has no rows; run `nox -s prepare` again.")
-    return rows
 
 
 def ray_temp_dir_outside_venv(environ: MutableMapping[str, str] | None = None) -> str | None:
@@ -412,7 +383,7 @@ def run(cfg: TrainConfig, verl: DictConfig, run_dir: Path) -> Path:
     from transformers.utils import logging as hf_logging
 
     from codefu_trainer.reward.service import RewardService
-    from codefu_trainer.training.verl_config import data_files
+    from codefu_trainer.training.config import data_files
 
     hf_logging.disable_progress_bar()
     r = cfg.rehearsal

@@ -20,6 +20,7 @@ from codefu_trainer.training.config import (
     ClusterKind,
     TrainConfig,
     checkpoint_dir,
+    data_files,
     mlflow_tracking_uri,
 )
 from codefu_trainer.training.overrides import (
@@ -45,14 +46,6 @@ SP_KEYS = (
 )
 ATTENTION_KEY = "actor_rollout_ref.model.override_config.attn_implementation"
 TP_KEY = "actor_rollout_ref.rollout.tensor_model_parallel_size"
-
-
-def data_files(cfg: TrainConfig) -> tuple[Path, Path]:
-    """The prepared train/test parquet files of the configured tier."""
-    root = Path(cfg.data.out_dir).expanduser()
-    if not str(root).startswith("s3:"):
-        root = root.resolve()
-    return root / cfg.data.tier / "train.parquet", root / cfg.data.tier / "test.parquet"
 
 
 def derived_values(

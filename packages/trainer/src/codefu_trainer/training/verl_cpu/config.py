@@ -95,8 +95,8 @@ def prepare_inputs(cfg: TrainConfig, run_dir: Path) -> Path:
     import pyarrow.parquet as pq
 
     from codefu_trainer.training.base_model import cached_base_model, select_problems
-    from codefu_trainer.training.rehearsal import load_prompts
-    from codefu_trainer.training.verl_config import data_files
+    from codefu_trainer.training.config import data_files
+    from codefu_trainer.training.prompt_rows import load_prompts
 
     r = cfg.rehearsal
     out = data_dir(run_dir)
