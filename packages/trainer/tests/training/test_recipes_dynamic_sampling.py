@@ -50,13 +50,16 @@ def transfer_queue() -> Iterator[Any]:
     import transfer_queue as tq
 
     # TransferQueue's controller and two storage units ask for one CPU each.
-    ray.init(num_cpus=4, include_dashboard=False, log_to_driver=False)
+    started = not ray.is_initialized()
+    if started:
+        ray.init(num_cpus=4, include_dashboard=False, log_to_driver=False)
     try:
         tq.init()
         yield tq
     finally:
         tq.close()
-        ray.shutdown()
+        if started:
+            ray.shutdown()
 
 
 @pytest.fixture
