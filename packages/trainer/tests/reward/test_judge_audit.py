@@ -150,3 +150,33 @@ def test_no_audit_at_share_zero(cache: Path) -> None:
     finally:
         service.close()
     assert (window["jobs"], window["audited"], window["cpus"]) == (2, 0, 1)
+
+
+@pytest.mark.slow
+def test_two_audits_avoiding_each_others_worker_both_get_one(cache: Path) -> None:
+    """Two audits waiting at once, each avoiding the worker the other needs, while the
+    workers come free one by one: neither may hold the worker it passes over (that
+    deadlocked both until the acquire timeout)."""
+    import time
+    from concurrent.futures import ThreadPoolExecutor
+
+    config = RewardConfig(
+        worker=WorkerConfig(cache_dir=str(cache), num_workers=2, acquire_timeout_seconds=3)
+    )
+    service = RewardService(config, local=True)
+    try:
+        pool = service._local
+        assert pool is not None
+        a, b = sorted(service.workers())
+        busy = {str(w.process.pid): w for w in (pool._free.get(), pool._free.get())}
+        with ThreadPoolExecutor(max_workers=2) as threads:
+            for _ in range(6):
+                waiting = [threads.submit(pool._acquire, avoid) for avoid in (a, b)]
+                time.sleep(0.1)  # both audits wait for a worker
+                pool._free.put(busy[a])
+                time.sleep(0.05)
+                pool._free.put(busy[b])
+                got = [w.result() for w in waiting]
+                assert [w is not None and str(w.process.pid) for w in got] == [b, a]
+    finally:
+        service.close()

@@ -59,6 +59,8 @@ __all__ = [
     "plan_workers",
 ]
 
+# How often an audit looks again for a worker other than the one that judged first.
+AVOID_RETRY_SECONDS = 0.01
 log = logging.getLogger(__name__)
 
 # A tiny share of the judge resource: a worker needs the marker on its node, not a unit of it.
@@ -298,10 +300,10 @@ class JudgePool:
 
     async def _acquire(self, avoid: _Worker | None = None) -> _Worker | None:
         """An idle worker (one acceptable for an audit of ``avoid``'s judging), or None when
-        none came within ``acquire_timeout_seconds``. Idle workers passed over for an audit
-        go back to the queue once it has one."""
+        none came within ``acquire_timeout_seconds``. An idle worker passed over for an audit
+        goes back to the queue at once: holding it while waiting for another would deadlock
+        two audits that each avoid the worker the other holds (and starve other jobs)."""
         deadline = time.monotonic() + self._config.acquire_timeout_seconds
-        passed: list[str] = []
         self.window.queued()
         self._queued += 1
         try:
@@ -317,15 +319,14 @@ class JudgePool:
                 if worker is None:
                     continue
                 if not self._acceptable(worker, avoid):
-                    passed.append(key)
+                    self._idle.put_nowait(key)
+                    await asyncio.sleep(AVOID_RETRY_SECONDS)
                     continue
                 self._busy += 1
                 return worker
         finally:
             self.window.dequeued()
             self._queued -= 1
-            for key in passed:
-                self._idle.put_nowait(key)
             self._gauges()
 
     def _release(self, worker: _Worker, *, idle: bool) -> None:

@@ -52,6 +52,8 @@ from codefu_trainer.reward.worker import (
 
 __all__ = ["LocalJudgePool"]
 
+# How often an audit looks again for a worker other than the one that judged first.
+AVOID_RETRY_SECONDS = 0.01
 log = logging.getLogger(__name__)
 
 TESTS_KEPT = 8
@@ -216,7 +218,6 @@ class LocalJudgePool:
         """A free worker (another than the one keyed ``avoid`` when there are several), or
         None when none came within ``acquire_timeout_seconds``."""
         deadline = time.monotonic() + self._config.acquire_timeout_seconds
-        passed: list[_Process] = []
         self.window.queued()
         try:
             while True:
@@ -228,13 +229,14 @@ class LocalJudgePool:
                 except queue.Empty:
                     return None
                 if avoid and self._size > 1 and str(worker.process.pid) == avoid:
-                    passed.append(worker)
+                    # Put it back at once: holding it while waiting for another worker
+                    # deadlocks two audits that each avoid the worker the other holds.
+                    self._free.put(worker)
+                    time.sleep(AVOID_RETRY_SECONDS)
                     continue
                 return worker
         finally:
             self.window.dequeued()
-            for worker in passed:
-                self._free.put(worker)
 
     def _run(self, job: JudgeJob) -> JobOutcome:
         arrived = time.monotonic()
