@@ -298,32 +298,48 @@ class JudgePool:
             return worker.key != avoid.key
         return True
 
+    def _take_idle(self, avoid: _Worker | None) -> _Worker | None:
+        """The first idle worker acceptable for ``avoid`` taken from the queue, the others
+        left queued in order; None when none is. No await inside: two audits cannot pass
+        each other's workers back and forth."""
+        keys: list[str] = []
+        while not self._idle.empty():
+            keys.append(self._idle.get_nowait())
+        chosen: _Worker | None = None
+        for key in keys:
+            worker = self._workers.get(key)
+            if worker is None:
+                continue  # dropped meanwhile
+            if chosen is None and self._acceptable(worker, avoid):
+                chosen = worker
+            else:
+                self._idle.put_nowait(key)
+        return chosen
+
     async def _acquire(self, avoid: _Worker | None = None) -> _Worker | None:
         """An idle worker (one acceptable for an audit of ``avoid``'s judging), or None when
-        none came within ``acquire_timeout_seconds``. An idle worker passed over for an audit
-        goes back to the queue at once: holding it while waiting for another would deadlock
-        two audits that each avoid the worker the other holds (and starve other jobs)."""
+        none came within ``acquire_timeout_seconds``. An audit never holds a worker it
+        passes over: it takes an acceptable one from the idle queue in one step, or waits."""
         deadline = time.monotonic() + self._config.acquire_timeout_seconds
         self.window.queued()
         self._queued += 1
         try:
             while True:
+                worker = self._take_idle(avoid)
+                if worker is not None:
+                    self._busy += 1
+                    return worker
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
                     return None
+                if not self._idle.empty():  # only workers this audit must not use are idle
+                    await asyncio.sleep(min(AVOID_RETRY_SECONDS, remaining))
+                    continue
                 try:
                     key = await asyncio.wait_for(self._idle.get(), timeout=remaining)
                 except TimeoutError:
                     return None
-                worker = self._workers.get(key)
-                if worker is None:
-                    continue
-                if not self._acceptable(worker, avoid):
-                    self._idle.put_nowait(key)
-                    await asyncio.sleep(AVOID_RETRY_SECONDS)
-                    continue
-                self._busy += 1
-                return worker
+                self._idle.put_nowait(key)  # looked at by `_take_idle` with the rest
         finally:
             self.window.dequeued()
             self._queued -= 1

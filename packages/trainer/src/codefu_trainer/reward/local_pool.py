@@ -118,6 +118,7 @@ class LocalJudgePool:
         self._free: queue.Queue[_Process] = queue.Queue()
         self._all: list[_Process] = []
         self._lock = threading.Lock()
+        self._take_lock = threading.Lock()  # one acquirer looks at the free queue at a time
         self._started = False
         self.stats = pool_stats()
         self.window = JudgeWindow()
@@ -214,27 +215,45 @@ class LocalJudgePool:
             raise _WorkerLost(str(e) or type(e).__name__) from e
         return answer
 
+    def _take_free(self, avoid: str) -> _Process | None:
+        """The first free worker other than ``avoid`` (any when there is one worker) taken
+        from the queue, the others left queued; None when none is. Under a lock, so two
+        audits cannot pass each other's workers back and forth."""
+        with self._take_lock:
+            taken: list[_Process] = []
+            with contextlib.suppress(queue.Empty):
+                while True:
+                    taken.append(self._free.get_nowait())
+            chosen: _Process | None = None
+            for worker in taken:
+                usable = not avoid or self._size == 1 or str(worker.process.pid) != avoid
+                if chosen is None and usable:
+                    chosen = worker
+                else:
+                    self._free.put(worker)
+            return chosen
+
     def _acquire(self, avoid: str) -> _Process | None:
         """A free worker (another than the one keyed ``avoid`` when there are several), or
-        None when none came within ``acquire_timeout_seconds``."""
+        None when none came within ``acquire_timeout_seconds``. An audit never holds a
+        worker it passes over (two audits avoiding each other's worker would deadlock)."""
         deadline = time.monotonic() + self._config.acquire_timeout_seconds
         self.window.queued()
         try:
             while True:
+                worker = self._take_free(avoid)
+                if worker is not None:
+                    return worker
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
                     return None
+                if not self._free.empty():  # only the worker this audit must not use
+                    time.sleep(min(AVOID_RETRY_SECONDS, remaining))
+                    continue
                 try:
-                    worker = self._free.get(timeout=remaining)
+                    self._free.put(self._free.get(timeout=remaining))  # wait for one
                 except queue.Empty:
                     return None
-                if avoid and self._size > 1 and str(worker.process.pid) == avoid:
-                    # Put it back at once: holding it while waiting for another worker
-                    # deadlocks two audits that each avoid the worker the other holds.
-                    self._free.put(worker)
-                    time.sleep(AVOID_RETRY_SECONDS)
-                    continue
-                return worker
         finally:
             self.window.dequeued()
 
