@@ -1,5 +1,5 @@
 """veRL's FSDP actor on two CPU ranks whose checkpoint roots are separate directories, as on
-two hosts (run by test_export; gloo, veRL's CPU platform from verl_cpu_platform).
+two hosts (run by test_export; gloo, veRL's CPU platform from codefu_trainer.training.verl_cpu).
 
 `python two_host_checkpoint.py save SPEC.json`: both ranks build the actor from the tiny
 model, move their own parameter shards (so the checkpoint differs from the base model),
@@ -19,8 +19,6 @@ import os
 import sys
 from pathlib import Path
 from typing import Any
-
-import verl_cpu_platform
 
 WORLD = 2
 
@@ -59,15 +57,14 @@ def _full_state(worker: Any) -> dict:
 
 def _rank(rank: int, phase: str, spec: dict) -> None:
     os.environ.update(RANK=str(rank), LOCAL_RANK="0", WORLD_SIZE=str(WORLD))
-    verl_cpu_platform.use()
     import torch
     import torch.distributed as dist
+    from verl.plugin.platform.platform_manager import set_platform
 
-    # veRL's load_checkpoint restores the RNG of the device it runs on, here the CPU's:
-    # torch's default generator (the platform's device module lacks the setter).
-    if not hasattr(verl_cpu_platform.CPU_DEVICE, "set_rng_state"):
-        verl_cpu_platform.CPU_DEVICE.set_rng_state = torch.set_rng_state
-        verl_cpu_platform.CPU_DEVICE.get_rng_state = torch.get_rng_state
+    from codefu_trainer.training.verl_cpu.platform import PlatformCPU
+
+    # veRL's CPU platform (its device module restores the CPU RNG state on load).
+    set_platform(PlatformCPU())
 
     dist.init_process_group("gloo", rank=rank, world_size=WORLD)
     torch.manual_seed(0)
