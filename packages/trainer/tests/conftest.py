@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -52,3 +55,17 @@ def prepared_data(tmp_path: Path) -> Path:
         pq.write_table(pa.Table.from_pylist(rows), out / "easy" / f"{split}.parquet")
     (out / "manifest.json").write_text("{}")
     return out
+
+
+@pytest.fixture(autouse=True)
+def _no_mlflow_run_between_tests() -> Iterator[None]:
+    """Each test starts without an MLflow run: `tracking.continue_mlflow_run` sets
+    MLFLOW_RUN_ID in this process (as the job's head needs), and a run left active by one
+    test would make the next test's runs resume it."""
+    os.environ.pop("MLFLOW_RUN_ID", None)
+    yield
+    os.environ.pop("MLFLOW_RUN_ID", None)
+    mlflow = sys.modules.get("mlflow")
+    if mlflow is not None:
+        while mlflow.active_run() is not None:
+            mlflow.end_run()
