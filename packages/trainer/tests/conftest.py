@@ -62,9 +62,12 @@ def _no_mlflow_run_between_tests() -> Iterator[None]:
     """Each test starts without an MLflow run: `tracking.continue_mlflow_run` sets
     MLFLOW_RUN_ID in this process (as the job's head needs), and a run left active by one
     test would make the next test's runs resume it."""
-    os.environ.pop("MLFLOW_RUN_ID", None)
+    names = ("MLFLOW_RUN_ID", "MLFLOW_EXPERIMENT_ID", "MLFLOW_EXPERIMENT_NAME")
+    saved = {n: os.environ.pop(n) for n in names if n in os.environ}
     yield
-    os.environ.pop("MLFLOW_RUN_ID", None)
+    for name in names:
+        os.environ.pop(name, None)
+    os.environ.update(saved)
     mlflow = sys.modules.get("mlflow")
     if mlflow is not None:
         while mlflow.active_run() is not None:

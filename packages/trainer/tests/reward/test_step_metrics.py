@@ -182,6 +182,7 @@ def test_failure_alert_warns_tags_mlflow_and_stops_when_configured(
     failing = [score_report(None, CFG, failure="WORKER_LOST").to_dict(), _judged("AC", 1, 1)]
     flip = Flip("f00d", "AC", "WA", 0.1, 0.2, "node-a", "node-b")
     mlflow.set_tracking_uri(f"sqlite:///{tmp_path}/mlflow.db")
+    mlflow.set_experiment("judge-alert")  # not an experiment id another test left active
     with mlflow.start_run() as run:
         metrics: dict[str, float] = {}
         record_judge_metrics(metrics, failing, WindowStats(flip_details=[flip]), CFG, step=7)
