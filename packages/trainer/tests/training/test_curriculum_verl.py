@@ -181,3 +181,60 @@ def test_kill_and_resume_from_the_dataloader_state_veRL_saves(tiers: Path, tmp_p
     assert got == expected
     assert resumed_ds.curriculum.state.to_dict() == whole_ds.curriculum.state.to_dict()
     assert whole_ds.curriculum.state.promotions  # the run went somewhere
+
+
+def test_cpu_verl_writes_every_tier_of_the_curriculum(tmp_path: Path) -> None:
+    """`cluster=cpu_verl curriculum=tiers`: the run's data holds each tier's problems where
+    the curriculum's dataset reads them, short-program problems first (memorised by the
+    warm start), the rest of the tier after them."""
+    import pyarrow.parquet as pq
+    from codefu_data.config import DataConfig
+    from codefu_data.prepare import prepare
+
+    from codefu_trainer.training.base_model import select_problems
+    from codefu_trainer.training.compose import compose_run
+    from codefu_trainer.training.config import ModelKind
+    from codefu_trainer.training.curriculum_verl import tier_files
+    from codefu_trainer.training.prompt_rows import load_prompts
+    from codefu_trainer.training.verl_cpu.config import prepare_inputs
+
+    data = prepare(DataConfig(source="sample", out_dir=str(tmp_path / "data")), progress=False)
+    run_dir = tmp_path / "run"
+    run = compose_run(
+        CONF,
+        ["cluster=cpu_verl", "curriculum=tiers", f"data.out_dir={data.out_dir}",
+         f"run.dir={run_dir}"],
+    )  # fmt: skip
+    assert run.verl is not None
+    run.cfg.model.kind = ModelKind.hf  # the tiny model's warm start is tested elsewhere
+    tiers = list(run.verl.data.curriculum.tiers)
+    prepare_inputs(run.cfg, run_dir, tiers)
+    files = tier_files(run.verl.data.train_files[0], tiers)
+    assert files == {t: run_dir / "data" / t / "train.parquet" for t in tiers}
+    r = run.cfg.rehearsal
+    for tier, path in files.items():
+        rows = pq.read_table(path).to_pylist()
+        assert len(rows) == r.problems
+        prepared = load_prompts(Path(data.out_dir) / tier / "train.parquet", r.max_prompt_tokens)
+        memorised, _ = select_problems(prepared, "sample", r, require_all=False)
+        names = [row["extra_info"]["name"] for row in rows]
+        # the tier's memorisable problems first, then the tier's first others, in order
+        others = [p["name"] for p in prepared if p["name"] not in {m["name"] for m in memorised}]
+        assert names == ([m["name"] for m in memorised] + others)[: r.problems]
+        assert all(len(row["prompt"][-1]["content"]) <= r.max_prompt_tokens for row in rows)
+    # The shipped sample: every easy problem has short programs, 1 hard one, no expert one.
+    counts = {
+        tier: len(
+            select_problems(
+                load_prompts(Path(data.out_dir) / tier / "train.parquet", r.max_prompt_tokens),
+                "sample",
+                r,
+                require_all=False,
+            )[0]
+        )
+        for tier in tiers
+    }
+    assert counts == {"easy": 3, "hard": 1, "expert": 0}
+    dataset = _dataset(run.verl.data)
+    assert dataset.curriculum is not None
+    assert {t: len(n) for t, n in dataset.curriculum.problems.items()} == dict.fromkeys(tiers, 3)

@@ -34,7 +34,7 @@ def test_every_cluster_composes_and_passes_verl_validation(cluster: str, tmp_pat
     assert v.trainer.n_gpus_per_node == (run.cfg.cluster.gpus_per_node or 8)
     if cluster == "cpu_verl":  # the warm-started model and the chosen problems, in the run dir
         assert v.actor_rollout_ref.model.path == str(tmp_path / "base_model")
-        assert v.data.train_files == [str(tmp_path / "data" / "train.parquet")]
+        assert v.data.train_files == [str(tmp_path / "data" / "easy" / "train.parquet")]
     else:
         assert v.actor_rollout_ref.model.path == run.cfg.model.path
         train = Path("data/processed").resolve() / "easy" / "train.parquet"

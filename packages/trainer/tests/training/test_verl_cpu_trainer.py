@@ -140,7 +140,7 @@ def test_resume_continues_the_step_counter(second: dict) -> None:
 
 
 def test_resume_continues_the_data_position(second: dict) -> None:
-    problems = json.loads((second["run_dir"] / "data" / "problems.json").read_text())
+    problems = json.loads((second["run_dir"] / "data" / "easy" / "problems.json").read_text())
     assert len(problems) == 3
     for step in (1, 2, 3):  # unshuffled, one prompt per step: step k is problem k
         names = {r["gts"]["name"] for r in _rollouts(second["run_dir"], step)}

@@ -51,10 +51,15 @@ def broken(program: str) -> str:
 
 
 def select_problems(
-    rows: Sequence[Mapping[str, Any]], source: str, r: RehearsalConfig
+    rows: Sequence[Mapping[str, Any]],
+    source: str,
+    r: RehearsalConfig,
+    *,
+    require_all: bool = True,
 ) -> tuple[list[Mapping[str, Any]], list[tuple[Any, str]]]:
     """The first `r.problems` prompt rows that have an accepted and a rejected C++ program of
-    at most `r.max_program_bytes`, and the warm-start examples (prompt, response) for them."""
+    at most `r.max_program_bytes`, and the warm-start examples (prompt, response) for them.
+    Fewer than `r.problems` such rows is an error unless `require_all` is false."""
     from codefu_data.solutions import cpp_solutions
 
     solutions = cpp_solutions(source, [str(row["name"]) for row in rows])
@@ -80,7 +85,7 @@ def select_problems(
         ]
         if len(chosen) == r.problems:
             break
-    if len(chosen) < r.problems:
+    if require_all and len(chosen) < r.problems:
         raise ValueError(
             f"rehearsal.problems={r.problems}, but only {len(chosen)} training problems of data "
             f"source {source!r} have accepted and rejected C++ programs of at most "

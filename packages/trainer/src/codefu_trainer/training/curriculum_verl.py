@@ -251,4 +251,10 @@ class CurriculumReplayBuffer(_replay_buffer_base()):  # type: ignore[misc]
                 report = curriculum.observe(dict(self._step_scores))
             self._step_scores.clear()
             metrics.update(report.metrics())
+            if report.promoted_to is not None:
+                print(
+                    f"curriculum: step {global_steps}: promoted to {report.promoted_to} "
+                    f"({report.reason})",
+                    flush=True,
+                )
         return batch, metrics

@@ -1,13 +1,15 @@
 """The veRL settings and inputs of a run of veRL's own trainer on this machine's CPU.
 
-`cpu_overrides` are veRL config overrides (added after the derived ones, before the user's);
+`cpu_values` are veRL config values (added after the derived ones, before the user's);
 `prepare_inputs` writes what they point at: the warm-started tiny model and the rehearsal's
-problems as a veRL dataset, both under the run directory.
+problems as veRL datasets laid out like prepared data (<run dir>/data/<tier>/...), one tier,
+or every tier of a curriculum (`curriculum=tiers`).
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +31,7 @@ def model_dir(run_dir: Path) -> Path:
 
 
 def data_dir(run_dir: Path) -> Path:
+    """The run's problems, laid out as `nox -s prepare` lays out tiers: <dir>/<tier>/."""
     return run_dir / "data"
 
 
@@ -36,7 +39,7 @@ def cpu_values(cfg: TrainConfig, run_dir: Path) -> dict[str, Any]:
     """veRL keys for its trainer on CPU: the hf_cpu rollout, FSDP2 in fp32, the rehearsal's
     sizes and algorithm settings, Ray and TransferQueue sized for a small machine."""
     r = cfg.rehearsal
-    data = data_dir(run_dir)
+    data = data_dir(run_dir) / cfg.data.tier
     mini = r.prompts_per_step // 2 if r.prompts_per_step % 2 == 0 else r.prompts_per_step
     values: dict[str, Any] = {
         "data.train_files": [str(data / "train.parquet")],
@@ -87,37 +90,73 @@ def judge_workers(cfg: TrainConfig) -> None:
         cfg.reward.worker.num_workers = JUDGE_WORKERS
 
 
-def prepare_inputs(cfg: TrainConfig, run_dir: Path) -> Path:
+def prepare_inputs(cfg: TrainConfig, run_dir: Path, tiers: Sequence[str] = ()) -> Path:
     """The rehearsal's problems (prompts cut to rehearsal.max_prompt_tokens) as
-    <run dir>/data/{train,test}.parquet, and the warm-started tiny model in <run dir>/base_model
-    (model.kind=tiny). Returns the data directory. A resumed run keeps what it has."""
-    import pyarrow as pa
+    <run dir>/data/<tier>/{train,test}.parquet and problems.json, and the warm-started tiny
+    model in <run dir>/base_model (model.kind=tiny). Returns the data directory.
+
+    Without `tiers`: data.tier's first rehearsal.problems problems with short accepted and
+    rejected programs, all memorised by the warm start. With a curriculum's `tiers`: per tier
+    its first rehearsal.problems problems, those with short programs first (memorised), the
+    rest filled with the tier's other problems, which the tiny model never saw (the
+    curriculum should retire them as unsolvable). A resumed run keeps what it has.
+    """
+    from codefu_trainer.training.base_model import cached_base_model
+
+    r = cfg.rehearsal
+    out = data_dir(run_dir)
+    picked: dict[str, list[dict[str, Any]]] = {}
+    examples: list[tuple[Any, str]] = []
+    for tier in tiers or (cfg.data.tier,):
+        rows, memorised = _tier_problems(cfg, tier, fill=bool(tiers))
+        picked[tier] = rows
+        examples += memorised
+    if cfg.model.kind is ModelKind.tiny:
+        cached_base_model(cfg.model.tiny, r, examples, model_dir(run_dir))
+    for tier, rows in picked.items():
+        _write_tier(out / tier, rows)
+    return out
+
+
+def _tier_problems(
+    cfg: TrainConfig, tier: str, *, fill: bool
+) -> tuple[list[dict[str, Any]], list[tuple[Any, str]]]:
+    """A tier's chosen veRL rows (prompts cut) and the warm-start examples of the memorised."""
     import pyarrow.parquet as pq
 
-    from codefu_trainer.training.base_model import cached_base_model, select_problems
+    from codefu_trainer.training.base_model import select_problems
     from codefu_trainer.training.config import data_files
     from codefu_trainer.training.prompt_rows import load_prompts
 
     r = cfg.rehearsal
-    out = data_dir(run_dir)
-    train_file, _ = data_files(cfg)
+    train_file = data_files(cfg)[0].parent.parent / tier / "train.parquet"
+    if not train_file.is_file():
+        raise FileNotFoundError(
+            f"cluster=cpu_verl: no prepared tier {tier!r} ({train_file}); run `nox -s prepare` "
+            "with the same data.out_dir (it writes every tier)."
+        )
     rows = load_prompts(train_file, max_prompt_chars=r.max_prompt_tokens)
-    chosen, examples = select_problems(rows, cfg.data.source, r)
-    if cfg.model.kind is ModelKind.tiny:
-        cached_base_model(cfg.model.tiny, r, examples, model_dir(run_dir))
-    if (out / "train.parquet").is_file() and (out / "test.parquet").is_file():
-        return out
+    chosen, examples = select_problems(rows, cfg.data.source, r, require_all=not fill)
     names = [str(row["name"]) for row in chosen]
-    prompts = {str(row["name"]): row["prompt"] for row in chosen}
+    if fill:
+        names += [str(row["name"]) for row in rows if str(row["name"]) not in names]
+        names = names[: r.problems]
+    prompts = {str(row["name"]): row["prompt"] for row in rows}
     table = pq.read_table(train_file).to_pylist()
     by_name = {str((row.get("extra_info") or {}).get("name", "")): row for row in table}
-    picked = []
-    for name in names:
-        row = dict(by_name[name])
-        row["prompt"] = prompts[name]
-        picked.append(row)
+    return [{**by_name[name], "prompt": prompts[name]} for name in names], examples
+
+
+def _write_tier(out: Path, rows: Sequence[dict[str, Any]]) -> None:
+    """<out>/{train,test}.parquet (the same rows: the rehearsal has no held-out problems) and
+    problems.json (their names, in order); kept when already there."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    if (out / "train.parquet").is_file() and (out / "test.parquet").is_file():
+        return
     out.mkdir(parents=True, exist_ok=True)
     for split in ("train", "test"):
-        pq.write_table(pa.Table.from_pylist(picked), out / f"{split}.parquet")
+        pq.write_table(pa.Table.from_pylist(list(rows)), out / f"{split}.parquet")
+    names = [str((row.get("extra_info") or {}).get("name", "")) for row in rows]
     (out / "problems.json").write_text(json.dumps(names, indent=1))
-    return out
