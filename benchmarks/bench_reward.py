@@ -38,6 +38,7 @@ import json
 import os
 import random
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -631,27 +632,50 @@ def _audited_step(
     return wall, with_audits, window, agree
 
 
-def part_audit(problems: Problems, source: str, cpus: int, prompts: int = 64) -> None:
-    """The verdict audit's cost (step wall time at audit_share 0, 0.01, 0.10; the audits run
-    in the background, so also the time until they are judged) and the flip rate with every
-    submission audited on a pool of 4 workers per CPU (the CPUs oversubscribed 4x)."""
+AUDIT_SHARES = (0.0, 0.01, 0.10)
+
+
+def part_audit(
+    problems: Problems, source: str, cpus: int, prompts: int = 64, repeats: int = 3
+) -> None:
+    """The verdict audit's cost: the step's wall time (until ``score`` returns) at audit_share
+    0, 0.01 and 0.10, and the time until its audits are judged too (they run in the
+    background), each share run ``repeats`` times in rotating order (0/1/10, 1/10/0, ...) so
+    the machine's drift spreads over all three; the ratios are of the medians. Then the flip
+    rate with every submission audited on a pool of 4 workers per CPU (4x oversubscribed)."""
     cases = step_cases(problems, prompts=prompts)
-    print(f"GRPO step: {len(cases)} responses ({prompts} prompts x 8), {source}; {cpus} CPUs")
-    base = 0.0
-    rows = []
-    for share in (0.0, 0.01, 0.10):
-        wall, with_audits, window, agree = _audited_step(cases, cpus, share)
-        base = base or wall
-        rows.append((share, wall, with_audits, window, agree))
     print(
-        f"{'audit':>7}{'step s':>9}{'x none':>8}{'+audits s':>11}{'x none':>8}{'audited':>9}"
-        f"{'flips':>7}{'verdicts':>10}"
+        f"GRPO step: {len(cases)} responses ({prompts} prompts x 8), {source}; {cpus} CPUs; "
+        f"{repeats} runs per audit share"
     )
-    for share, wall, with_audits, window, agree in rows:
+    runs: dict[float, list[tuple[float, float, dict[str, Any], int]]] = {
+        share: [] for share in AUDIT_SHARES
+    }
+    for r in range(repeats):
+        order = AUDIT_SHARES[r % 3 :] + AUDIT_SHARES[: r % 3]
+        for share in order:
+            runs[share].append(_audited_step(cases, cpus, share))
+            wall, drained = runs[share][-1][:2]
+            print(f"  run {r + 1}, audit {share:.0%}: step {wall:.1f} s, +audits {drained:.1f} s")
+
+    base = statistics.median([run[0] for run in runs[0.0]])
+    print(
+        f"{'audit':>7}{'step s (median)':>17}{'x none':>8}{'+audits s':>11}{'x none':>8}"
+        f"{'audited':>9}{'flips':>7}{'verdicts':>10}{'step s (each run)':>26}"
+    )
+    ratios: dict[float, tuple[float, float]] = {}
+    for share, share_runs in runs.items():
+        wall = statistics.median([run[0] for run in share_runs])
+        drained = statistics.median([run[1] for run in share_runs])
+        ratios[share] = (wall / base, drained / base)
+        audited = sum(run[2]["audited"] for run in share_runs)
+        flips = sum(run[2]["flips"] for run in share_runs)
+        agree = sum(run[3] for run in share_runs)
+        each = " ".join(f"{run[0]:.1f}" for run in share_runs)
         print(
-            f"{share:>7.0%}{wall:>9.1f}{wall / base:>7.2f}x{with_audits:>11.1f}"
-            f"{with_audits / base:>7.2f}x{window['audited']:>9}{window['flips']:>7}"
-            f"{f'{agree}/{len(cases)}':>10}"
+            f"{share:>7.0%}{wall:>17.1f}{wall / base:>7.2f}x{drained:>11.1f}"
+            f"{drained / base:>7.2f}x{audited:>9}{flips:>7}"
+            f"{f'{agree}/{len(cases) * len(share_runs)}':>10}{each:>26}"
         )
     over = 4 * cpus
     _, _, window, agree = _audited_step(cases, cpus, 1.0, ray_cpus=over)
@@ -664,10 +688,9 @@ def part_audit(problems: Problems, source: str, cpus: int, prompts: int = 64) ->
     )
     for flip in window["flip_details"]:
         print(f"  flip: {flip}")
-    r1, r10 = rows[1], rows[2]
     print(
-        f"KEY reward-audit: step_1pct={r1[1] / base:.2f}x step_10pct={r10[1] / base:.2f}x "
-        f"drained_1pct={r1[2] / base:.2f}x drained_10pct={r10[2] / base:.2f}x "
+        f"KEY reward-audit: step_1pct={ratios[0.01][0]:.2f}x step_10pct={ratios[0.10][0]:.2f}x "
+        f"drained_1pct={ratios[0.01][1]:.2f}x drained_10pct={ratios[0.10][1]:.2f}x "
         f"flip_rate_4x={rate:.4f} load1={os.getloadavg()[0]:.1f}"
     )
 
@@ -688,12 +711,18 @@ def main(argv: list[str] | None = None) -> int:
         "--part", choices=[*PARTS, "all"], default="all", help="which measurement (default all)"
     )
     parser.add_argument("--prompts", type=int, default=64, help="prompts of the step (x 8)")
+    parser.add_argument(
+        "--repeats", type=int, default=3, help="part audit: runs per audit share (default 3)"
+    )
     args = parser.parse_args(argv)
     problems, source = load_problems(args.problems)
     for name, part in PARTS.items():
         if args.part in (name, "all"):
             print(f"== {name}")
-            part(problems, source, args.cpus, args.prompts)
+            if name == "audit":
+                part_audit(problems, source, args.cpus, args.prompts, args.repeats)
+            else:
+                part(problems, source, args.cpus, args.prompts)
             print()
     return 0
 
