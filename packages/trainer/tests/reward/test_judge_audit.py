@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -180,3 +184,227 @@ def test_two_audits_avoiding_each_others_worker_both_get_one(cache: Path) -> Non
                 assert [w is not None and str(w.process.pid) for w in got] == [b, a]
     finally:
         service.close()
+
+
+# First judgings before audits: the audit uses idle judge capacity only ------------------
+
+TESTS = [("1 2\n", "3\n"), ("5 0\n", "5\n")]
+
+
+def _program(i: int) -> str:
+    """A small distinct a + b program (each is its own submission and compilation)."""
+    return (
+        f"#include <cstdio>\n// variant {i}\n"
+        'int main() { long long a, b; std::scanf("%lld %lld", &a, &b);'
+        ' std::printf("%lld\\n", a + b); }\n'
+    )
+
+
+def _sum_job(i: int) -> JudgeJob:
+    return JudgeJob(_program(i), TESTS, 1.0, 1 << 28, "codecontests", False, 60.0, tests_key="s")
+
+
+def _wait_until(ready: Callable[[], bool], what: str) -> None:
+    give_up = time.monotonic() + 60
+    while not ready():
+        assert time.monotonic() < give_up, f"never happened: {what}"
+        time.sleep(0.01)
+
+
+async def _await_until(ready: Callable[[], bool], what: str) -> None:
+    give_up = time.monotonic() + 60
+    while not ready():
+        assert time.monotonic() < give_up, f"never happened: {what}"
+        await asyncio.sleep(0.01)
+
+
+@pytest.mark.slow
+def test_local_pool_audits_wait_for_the_first_judgings_of_another_batch(cache: Path) -> None:
+    """One worker, held while two audits and then three first judgings (another batch)
+    queue for it: once free, the worker judges the three first judgings, then the audits."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    pytest.importorskip("codefu_sandbox")
+    config = RewardConfig(worker=WorkerConfig(cache_dir=str(cache), num_workers=1))
+    service = RewardService(config, local=True)
+    try:
+        pool = service._local
+        assert pool is not None
+        pool.start()
+        audited = [_sum_job(i) for i in range(2)]
+        firsts = {_sum_job(i).source: pool._judge(_sum_job(i)) for i in range(2)}
+        assert all(o.summary is not None and o.summary.verdict == "AC" for o in firsts.values())
+        later = [_sum_job(i) for i in range(10, 13)]
+        seen: list[str] = []  # the sources in the order the worker gets them
+        ask = pool._ask
+
+        def spy(worker: Any, job: JudgeJob) -> tuple[str, Any]:
+            seen.append(job.source)
+            return ask(worker, job)
+
+        pool._ask = spy  # type: ignore[method-assign]
+        service.take_window()
+        held = pool._free.get()
+        with ThreadPoolExecutor(max_workers=5) as threads:
+            audits = [threads.submit(pool._audit, (j, firsts[j.source])) for j in audited]
+            _wait_until(lambda: pool.window._waiting == 2, "both audits wait for the worker")
+            judged = [threads.submit(pool._run, j) for j in later]
+            _wait_until(lambda: pool._first_waiting == 3, "the first judgings wait too")
+            pool._free.put(held)
+            outcomes = [f.result() for f in judged]
+            for f in audits:
+                f.result()
+        window = service.take_window()
+    finally:
+        service.close()
+    assert [o.summary.verdict if o.summary else o.failure for o in outcomes] == ["AC"] * 3
+    # Every first judging got the worker before either audit (they queued first).
+    assert sorted(seen[:3]) == sorted(j.source for j in later)
+    assert sorted(seen[3:]) == sorted(j.source for j in audited)
+    assert (window["jobs"], window["audited"], window["audit_failures"]) == (3, 2, 0)
+
+
+@pytest.fixture(scope="module")
+def ray_cluster() -> Iterator[None]:
+    ray = pytest.importorskip("ray")
+    pytest.importorskip("codefu_sandbox")
+    # Logical CPUs to spare: a pool plans its workers on the available ones, and those of
+    # the previous test's killed workers may not be released yet.
+    ray.init(num_cpus=4, include_dashboard=False, log_to_driver=False)
+    try:
+        yield
+    finally:
+        ray.shutdown()
+
+
+def _ray_pool(cache: Path, workers: int, **settings: Any) -> Any:
+    from codefu_trainer.reward.judge_pool import JudgePool
+
+    return JudgePool(WorkerConfig(cache_dir=str(cache), num_workers=workers, **settings))
+
+
+@pytest.mark.ray
+@pytest.mark.slow
+def test_ray_pool_judges_waiting_first_judgings_before_audits(
+    ray_cluster: None, cache: Path
+) -> None:
+    """One worker, held while two audits and then three first judgings queue for it: once
+    free, it judges the three first judgings, then every audit (the queued ones and those
+    of the three)."""
+
+    async def scenario() -> tuple[list[bool], list[JobOutcome], dict[str, Any]]:
+        pool = _ray_pool(cache, 1, audit_share=1.0)
+        try:
+            await pool.start()
+            audited = [_sum_job(i) for i in range(2)]
+            firsts = [await pool._judge(j) for j in audited]  # judged, not audited yet
+            seen: list[bool] = []  # per worker taken: was it for an audit?
+            acquire = pool._acquire
+
+            async def spy(avoid: Any = None, *, audit: bool = False) -> Any:
+                worker = await acquire(avoid, audit=audit)
+                if worker is not None:
+                    seen.append(audit)
+                return worker
+
+            pool._acquire = spy
+            pool.take_window()
+            held = pool._take_idle(None)
+            assert held is not None
+            audits = [
+                asyncio.ensure_future(pool._audit(j, o))
+                for j, o in zip(audited, firsts, strict=True)
+            ]
+            await _await_until(lambda: pool._queued == 2, "both audits wait for the worker")
+            later = [asyncio.ensure_future(pool.run(_sum_job(i))) for i in range(10, 13)]
+            await _await_until(lambda: pool._first_waiting == 3, "the first judgings wait too")
+            pool._idle.put_nowait(held.key)
+            outcomes = list(await asyncio.gather(*later))
+            await asyncio.gather(*audits)
+            assert await pool.drain_audits() >= 0
+            return seen, outcomes, pool.take_window()
+        finally:
+            pool.shutdown()
+
+    seen, outcomes, window = asyncio.run(scenario())
+    assert [o.summary.verdict if o.summary else o.failure for o in outcomes] == ["AC"] * 3
+    # The three first judgings took the worker before any of the five audits.
+    assert seen == [False] * 3 + [True] * 5
+    assert (window["jobs"], window["audited"], window["flips"], window["audit_failures"]) == (
+        3,
+        5,
+        0,
+        0,
+    )
+
+
+@pytest.mark.ray
+@pytest.mark.slow
+def test_ray_pool_audit_waiting_for_priority_is_not_an_acquire_timeout(
+    ray_cluster: None, cache: Path
+) -> None:
+    """An audit queued before a first judging on a held worker: the first judging gives up
+    at its acquire timeout (a judge failure of that job); the audit, whose wait for priority
+    does not count toward its own timeout, gets the worker freed just after and judges."""
+
+    async def scenario() -> tuple[JobOutcome, dict[str, Any]]:
+        pool = _ray_pool(cache, 1, audit_share=0.0, acquire_timeout_seconds=3.0)
+        try:
+            await pool.start()
+            job = _sum_job(20)
+            first = await pool._judge(job)
+            pool.take_window()
+            held = pool._take_idle(None)
+            assert held is not None
+            audit = asyncio.ensure_future(pool._audit(job, first))
+            await _await_until(lambda: pool._queued == 1, "the audit waits for the worker")
+            late = await pool.run(_sum_job(21))  # waits its 3 s, then gives up
+            pool._idle.put_nowait(held.key)
+            await audit
+            return late, pool.take_window()
+        finally:
+            pool.shutdown()
+
+    late, window = asyncio.run(scenario())
+    assert late.summary is None and late.failure == "JUDGE_ERROR"
+    assert "no judge worker became free" in late.detail
+    # The first judging's failure is the step's; the audit judged (and agreed).
+    assert (window["jobs"], window["audited"], window["audit_failures"]) == (1, 1, 0)
+    assert window["flips"] == 0
+
+
+@pytest.mark.ray
+@pytest.mark.slow
+def test_ray_pool_two_audits_avoiding_each_others_worker_both_get_one(
+    ray_cluster: None, cache: Path
+) -> None:
+    """Two audits waiting at once, each avoiding the worker the other needs, while the two
+    held workers come free one after the other: each gets the one it may use (neither holds
+    or passes back the worker it must not take)."""
+
+    async def scenario() -> tuple[list[list[str]], list[str]]:
+        pool = _ray_pool(cache, 2, acquire_timeout_seconds=30.0)
+        rounds: list[list[str]] = []
+        try:
+            await pool.start()
+            a, b = sorted(pool._workers.values(), key=lambda w: w.key)
+            for _ in range(4):
+                held = [pool._take_idle(None), pool._take_idle(None)]
+                assert {w.key for w in held if w is not None} == {a.key, b.key}
+                waiting = [
+                    asyncio.ensure_future(pool._acquire(avoid, audit=True)) for avoid in (a, b)
+                ]
+                await _await_until(lambda: pool._queued == 2, "both audits wait")
+                pool._idle.put_nowait(a.key)
+                await asyncio.sleep(0.05)
+                pool._idle.put_nowait(b.key)
+                got = await asyncio.wait_for(asyncio.gather(*waiting), timeout=20)
+                rounds.append([w.key for w in got])
+                for w in got:
+                    pool._release(w, idle=True)
+        finally:
+            pool.shutdown()
+        return rounds, [a.key, b.key]
+
+    rounds, (a_key, b_key) = asyncio.run(scenario())
+    assert rounds == [[b_key, a_key]] * 4

@@ -19,6 +19,9 @@ Layout:
   too (``acquire_timeout_seconds``). Nothing waits forever. A job identical to one in
   flight (same code, tests and limits: GRPO groups often repeat a response word for word)
   is not judged again; it gets that job's outcome.
+- The verdict audit judges a share of the submissions again in the background, on idle
+  capacity only: an audit takes a worker when no first judging waits for one (first
+  judgings have priority; an audit already judging is not interrupted).
 - ``JudgePoolActor`` runs one ``JudgePool`` as a named async Ray actor, so several
   reward processes (veRL's reward-loop workers) share one set of judge workers.
 """
@@ -192,6 +195,11 @@ class JudgePool:
         self._in_flight_jobs = 0  # jobs in the pool: waiting for a worker or judged
         self._busy = 0  # workers judging now
         self._queued = 0  # judgings waiting for a worker
+        self._first_waiting = 0  # of them first judgings (not audits): they go first
+        self._no_first_waiting = asyncio.Event()  # set while _first_waiting == 0
+        self._no_first_waiting.set()
+        self._priority_since = 0.0  # when _first_waiting last went from 0 to 1
+        self._priority_seconds = 0.0  # total time with _first_waiting > 0 before that
         self._audits: set[asyncio.Future[None]] = set()
         self.stats = pool_stats()
         self.window = JudgeWindow()
@@ -316,20 +324,54 @@ class JudgePool:
                 self._idle.put_nowait(key)
         return chosen
 
-    async def _acquire(self, avoid: _Worker | None = None) -> _Worker | None:
+    def _first_judgings_waiting(self, change: int) -> None:
+        """Count first judgings waiting for a worker (+1 / -1) and run the priority clock."""
+        before = self._first_waiting
+        self._first_waiting += change
+        now = time.monotonic()
+        if before == 0 and self._first_waiting > 0:
+            self._priority_since = now
+            self._no_first_waiting.clear()
+        elif before > 0 and self._first_waiting == 0:
+            self._priority_seconds += now - self._priority_since
+            self._no_first_waiting.set()
+
+    def _priority_clock(self) -> float:
+        """Seconds so far during which first judgings waited for a worker."""
+        total = self._priority_seconds
+        if self._first_waiting:
+            total += time.monotonic() - self._priority_since
+        return total
+
+    async def _acquire(
+        self, avoid: _Worker | None = None, *, audit: bool = False
+    ) -> _Worker | None:
         """An idle worker (one acceptable for an audit of ``avoid``'s judging), or None when
         none came within ``acquire_timeout_seconds``. An audit never holds a worker it
-        passes over: it takes an acceptable one from the idle queue in one step, or waits."""
-        deadline = time.monotonic() + self._config.acquire_timeout_seconds
+        passes over: it takes an acceptable one from the idle queue in one step, or waits.
+        An audit takes a worker only while no first judging waits for one."""
+        started = time.monotonic()
+        yielded_at_start = self._priority_clock()
         self.window.queued()
         self._queued += 1
+        if not audit:
+            self._first_judgings_waiting(+1)
         try:
             while True:
+                if audit and self._first_waiting:
+                    await self._no_first_waiting.wait()
+                    continue  # a first judging may have come meanwhile
                 worker = self._take_idle(avoid)
                 if worker is not None:
                     self._busy += 1
                     return worker
-                remaining = deadline - time.monotonic()
+                waited = time.monotonic() - started
+                if audit:
+                    # Time while first judgings had priority does not count toward an
+                    # audit's acquire timeout: that timeout is for workers that do not come
+                    # back, and the first judgings it yields to are bounded by their own.
+                    waited -= self._priority_clock() - yielded_at_start
+                remaining = self._config.acquire_timeout_seconds - waited
                 if remaining <= 0:
                     return None
                 if not self._idle.empty():  # only workers this audit must not use are idle
@@ -338,9 +380,11 @@ class JudgePool:
                 try:
                     key = await asyncio.wait_for(self._idle.get(), timeout=remaining)
                 except TimeoutError:
-                    return None
+                    continue  # out of time, unless first judgings had priority meanwhile
                 self._idle.put_nowait(key)  # looked at by `_take_idle` with the rest
         finally:
+            if not audit:
+                self._first_judgings_waiting(-1)
             self.window.dequeued()
             self._queued -= 1
             self._gauges()
@@ -410,7 +454,7 @@ class JudgePool:
     async def _audit(self, job: JudgeJob, first: JobOutcome) -> None:
         """Judge ``job`` again on another worker (node) and compare the verdicts."""
         self.stats["audits"] += 1
-        audit = await self._judge(job, avoid=self._workers.get(first.worker))
+        audit = await self._judge(job, avoid=self._workers.get(first.worker), audit=True)
         flip = audit_flip(job, first, audit)
         self.window.audit(audit.seconds, flip, failed=audit.summary is None)
         if self._metrics is not None:
@@ -433,12 +477,15 @@ class JudgePool:
         cpus = len(self._workers) * self._config.cpus_per_worker
         return self.window.take(cpus).to_dict()
 
-    async def _judge(self, job: JudgeJob, avoid: _Worker | None = None) -> JobOutcome:
-        """Judge ``job`` on an idle worker (retries, deadline, replacement of lost workers)."""
+    async def _judge(
+        self, job: JudgeJob, avoid: _Worker | None = None, *, audit: bool = False
+    ) -> JobOutcome:
+        """Judge ``job`` on an idle worker (retries, deadline, replacement of lost workers);
+        ``audit``: a verdict audit's judging, which yields workers to first judgings."""
         attempts = 0
         busy = 0.0
         while True:
-            worker = await self._acquire(avoid)
+            worker = await self._acquire(avoid, audit=audit)
             if worker is None:
                 return JobOutcome(
                     None, JUDGE_ERROR, "no judge worker became free in time", attempts

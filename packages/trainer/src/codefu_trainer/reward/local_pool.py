@@ -9,7 +9,8 @@ of ``judge_pool.JudgePool`` hold here too:
 - one job per worker at a time, jobs taken in the order given (the service puts the
   longest first), identical jobs of a batch judged once;
 - a share of the judged jobs (``audit_share``) is judged again on another worker after the
-  batch, and a changed verdict is a loud warning (the verdict audit);
+  batch, and a changed verdict is a loud warning (the verdict audit); an audit takes a
+  worker only while no first judging (of any batch) waits for one;
 - a job has a deadline from the moment a worker takes it; past it the worker is killed
   and replaced and the job fails with ``DEADLINE``;
 - a worker that dies makes the job run again on a fresh worker, up to ``max_retries``
@@ -118,7 +119,12 @@ class LocalJudgePool:
         self._free: queue.Queue[_Process] = queue.Queue()
         self._all: list[_Process] = []
         self._lock = threading.Lock()
-        self._take_lock = threading.Lock()  # one acquirer looks at the free queue at a time
+        # One acquirer looks at the free queue at a time; notified when no first judging
+        # waits any more (audits wait for that).
+        self._take = threading.Condition()
+        self._first_waiting = 0  # first judgings (not audits) waiting for a worker
+        self._priority_since = 0.0  # when _first_waiting last went from 0 to 1
+        self._priority_seconds = 0.0  # total time with _first_waiting > 0 before that
         self._started = False
         self.stats = pool_stats()
         self.window = JudgeWindow()
@@ -217,44 +223,78 @@ class LocalJudgePool:
 
     def _take_free(self, avoid: str) -> _Process | None:
         """The first free worker other than ``avoid`` (any when there is one worker) taken
-        from the queue, the others left queued; None when none is. Under a lock, so two
-        audits cannot pass each other's workers back and forth."""
-        with self._take_lock:
-            taken: list[_Process] = []
-            with contextlib.suppress(queue.Empty):
-                while True:
-                    taken.append(self._free.get_nowait())
-            chosen: _Process | None = None
-            for worker in taken:
-                usable = not avoid or self._size == 1 or str(worker.process.pid) != avoid
-                if chosen is None and usable:
-                    chosen = worker
-                else:
-                    self._free.put(worker)
-            return chosen
+        from the queue, the others left queued; None when none is. The caller holds
+        ``self._take``, so two audits cannot pass each other's workers back and forth."""
+        taken: list[_Process] = []
+        with contextlib.suppress(queue.Empty):
+            while True:
+                taken.append(self._free.get_nowait())
+        chosen: _Process | None = None
+        for worker in taken:
+            usable = not avoid or self._size == 1 or str(worker.process.pid) != avoid
+            if chosen is None and usable:
+                chosen = worker
+            else:
+                self._free.put(worker)
+        return chosen
 
-    def _acquire(self, avoid: str) -> _Process | None:
+    def _first_judgings_waiting(self, change: int) -> None:
+        """Count first judgings waiting for a worker (+1 / -1) and run the priority clock;
+        the caller holds ``self._take``."""
+        before = self._first_waiting
+        self._first_waiting += change
+        now = time.monotonic()
+        if before == 0 and self._first_waiting > 0:
+            self._priority_since = now
+        elif before > 0 and self._first_waiting == 0:
+            self._priority_seconds += now - self._priority_since
+            self._take.notify_all()
+
+    def _priority_clock(self) -> float:
+        """Seconds so far during which first judgings waited for a worker."""
+        with self._take:
+            total = self._priority_seconds
+            if self._first_waiting:
+                total += time.monotonic() - self._priority_since
+            return total
+
+    def _acquire(self, avoid: str, *, audit: bool = False) -> _Process | None:
         """A free worker (another than the one keyed ``avoid`` when there are several), or
         None when none came within ``acquire_timeout_seconds``. An audit never holds a
-        worker it passes over (two audits avoiding each other's worker would deadlock)."""
-        deadline = time.monotonic() + self._config.acquire_timeout_seconds
+        worker it passes over (two audits avoiding each other's worker would deadlock),
+        and takes one only while no first judging waits for one."""
+        started = time.monotonic()
+        yielded_at_start = self._priority_clock()
         self.window.queued()
+        if not audit:
+            with self._take:
+                self._first_judgings_waiting(+1)
         try:
             while True:
-                worker = self._take_free(avoid)
+                with self._take:
+                    if audit:
+                        self._take.wait_for(lambda: self._first_waiting == 0)
+                    worker = self._take_free(avoid)
                 if worker is not None:
                     return worker
-                remaining = deadline - time.monotonic()
+                waited = time.monotonic() - started
+                if audit:
+                    # Time while first judgings had priority does not count toward an
+                    # audit's acquire timeout: that timeout is for workers that do not come
+                    # back, and the first judgings it yields to are bounded by their own.
+                    waited -= self._priority_clock() - yielded_at_start
+                remaining = self._config.acquire_timeout_seconds - waited
                 if remaining <= 0:
                     return None
                 if not self._free.empty():  # only the worker this audit must not use
                     time.sleep(min(AVOID_RETRY_SECONDS, remaining))
                     continue
-                try:
+                with contextlib.suppress(queue.Empty):  # out of time, unless yielded
                     self._free.put(self._free.get(timeout=remaining))  # wait for one
-                except queue.Empty:
-                    return None
         finally:
+            if not audit:
+                with self._take:
+                    self._first_judgings_waiting(-1)
             self.window.dequeued()
 
     def _run(self, job: JudgeJob) -> JobOutcome:
@@ -276,18 +316,20 @@ class LocalJudgePool:
         """Judge a job again on another worker and compare the verdicts."""
         job, first = item
         self._count("audits")
-        audit = self._judge(job, avoid=first.worker)
+        audit = self._judge(job, avoid=first.worker, audit=True)
         flip = audit_flip(job, first, audit)
         self.window.audit(audit.seconds, flip, failed=audit.summary is None)
         if flip is not None:
             self._count("flips")
             log.warning("VERDICT FLIP (judge audit): %s", flip.describe())
 
-    def _judge(self, job: JudgeJob, avoid: str = "") -> JobOutcome:
+    def _judge(self, job: JudgeJob, avoid: str = "", *, audit: bool = False) -> JobOutcome:
+        """Judge ``job`` on a free worker (retries, deadline, replacement of lost workers);
+        ``audit``: a verdict audit's judging, which yields workers to first judgings."""
         attempts = 0
         busy = 0.0
         while True:
-            worker = self._acquire(avoid)
+            worker = self._acquire(avoid, audit=audit)
             if worker is None:
                 return JobOutcome(None, JUDGE_ERROR, "no judge worker became free in time")
             key = str(worker.process.pid)
