@@ -284,10 +284,14 @@ def train(session: nox.Session) -> None:
 
 @nox.session(python=PYTHON)
 def report(session: nox.Session) -> None:
-    """PNG plots of a training run's metrics: `nox -s report -- RUN_DIR`."""
+    """PNG plots of a training run's metrics, the judge panel among them, and a table of the
+    judge metrics: `nox -s report -- RUN_DIR` (its metrics.jsonl, else the MLflow run it
+    logged to) or `nox -s report -- --mlflow-run RUN_ID [--tracking-uri URI] [--out DIR]`."""
     if not session.posargs:
         session.error(
-            "Usage: nox -s report -- RUN_DIR (a run directory written by `nox -s train`)."
+            "Usage: nox -s report -- RUN_DIR (a run directory written by `nox -s train`), or "
+            "nox -s report -- --mlflow-run RUN_ID [--tracking-uri URI] (default URI: "
+            "MLFLOW_TRACKING_URI)."
         )
     install(session, *editables(trainer="train"))
     session.run("python", "-m", "codefu_trainer.training.report", *session.posargs)
