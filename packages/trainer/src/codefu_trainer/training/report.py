@@ -5,7 +5,8 @@ the MLflow run the run directory's trainer logged to (a veRL run logs to MLflow 
 store is `mlflow_tracking_uri(run.tracking, RUN_DIR)`, by default RUN_DIR/mlflow.db), or
 from `--mlflow-run RUN_ID` in `--tracking-uri` (default: MLFLOW_TRACKING_URI, else RUN_DIR's
 store). Writes PNGs {learning,reward,kl,clipfrac,response_length,verdicts,judge}.png into
-RUN_DIR/plots (or --out) and prints their paths and a table of the judge metrics.
+RUN_DIR/plots (or --out; without RUN_DIR: runs/report-RUN_ID) and prints their paths and a
+table of the judge metrics.
 """
 
 from __future__ import annotations
@@ -508,7 +509,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--out",
         type=Path,
         default=None,
-        help="where to write PNGs (default RUN_DIR/plots, else ./report-RUN_ID)",
+        help="where to write PNGs (default RUN_DIR/plots, else runs/report-RUN_ID)",
     )
     args = parser.parse_args(argv)
     if args.run_dir is None and not args.mlflow_run:
@@ -529,7 +530,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     out = args.out
     if out is None and args.run_dir is None:
-        out = Path.cwd() / f"report-{args.mlflow_run}"
+        out = Path("runs") / f"report-{args.mlflow_run}"
     for p in make_plots(args.run_dir, out, records.steps):
         print(p)
     print()
