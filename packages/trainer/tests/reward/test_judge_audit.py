@@ -264,6 +264,40 @@ def test_local_pool_audits_wait_for_the_first_judgings_of_another_batch(cache: P
     assert (window["jobs"], window["audited"], window["audit_failures"]) == (3, 2, 0)
 
 
+@pytest.mark.slow
+def test_local_pool_audit_waiting_for_priority_is_not_an_acquire_timeout(cache: Path) -> None:
+    """An audit queued before a first judging on the held worker: the first judging gives up
+    at its acquire timeout; the audit, whose wait for priority does not count toward its
+    own timeout, gets the worker freed just after and judges."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    pytest.importorskip("codefu_sandbox")
+    config = RewardConfig(
+        worker=WorkerConfig(cache_dir=str(cache), num_workers=1, acquire_timeout_seconds=3.0)
+    )
+    service = RewardService(config, local=True)
+    try:
+        pool = service._local
+        assert pool is not None
+        pool.start()
+        job = _sum_job(30)
+        first = pool._judge(job)
+        service.take_window()
+        held = pool._free.get()
+        with ThreadPoolExecutor(max_workers=1) as threads:
+            audit = threads.submit(pool._audit, (job, first))
+            _wait_until(lambda: pool.window._waiting == 1, "the audit waits for the worker")
+            late = pool._run(_sum_job(31))  # waits its 3 s, then gives up
+            time.sleep(0.5)  # the audit, 3 s queued by now, still has its time
+            pool._free.put(held)
+            audit.result()
+        window = service.take_window()
+    finally:
+        service.close()
+    assert late.summary is None and late.failure == "JUDGE_ERROR"
+    assert (window["jobs"], window["audited"], window["audit_failures"]) == (1, 1, 0)
+
+
 @pytest.fixture(scope="module")
 def ray_cluster() -> Iterator[None]:
     ray = pytest.importorskip("ray")
@@ -359,6 +393,7 @@ def test_ray_pool_audit_waiting_for_priority_is_not_an_acquire_timeout(
             audit = asyncio.ensure_future(pool._audit(job, first))
             await _await_until(lambda: pool._queued == 1, "the audit waits for the worker")
             late = await pool.run(_sum_job(21))  # waits its 3 s, then gives up
+            await asyncio.sleep(0.5)  # the audit, 3 s queued by now, still has its time
             pool._idle.put_nowait(held.key)
             await audit
             return late, pool.take_window()
