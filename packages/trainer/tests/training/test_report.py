@@ -164,10 +164,11 @@ def _veRL_run(run_dir: Path, uri: str, monkeypatch: pytest.MonkeyPatch) -> str:
 
     from codefu_trainer.training.tracking import mlflow_run_for
 
+    # veRL's logger sets MLflow's global URI: put back what was there (None: unset).
+    previous_uri = mlflow.get_tracking_uri() if mlflow.tracking.is_tracking_uri_set() else None
     run_id = mlflow_run_for(uri, "codefu-grpo", run_dir.name)
     monkeypatch.setenv("MLFLOW_TRACKING_URI", uri)
     monkeypatch.setenv("MLFLOW_RUN_ID", run_id)
-    previous_uri = mlflow.get_tracking_uri()
     try:
         logger = Tracking("codefu-grpo", run_dir.name, default_backend=["mlflow"])
         logger.log({"val-core/code_contests/reward/mean@4": -0.75}, step=0)
@@ -196,7 +197,7 @@ def test_report_reads_a_verl_runs_mlflow_store_in_the_run_dir(
         client.get_experiment_by_name("codefu-grpo").experiment_id, run_name="eval"
     )
     client.log_metric(other.info.run_id, "judge/wall_seconds", 99.0, step=1)
-    monkeypatch.delenv("MLFLOW_TRACKING_URI")
+    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
     monkeypatch.delenv("MLFLOW_RUN_ID", raising=False)  # end_run drops it
 
     records = load_records(run_dir)
