@@ -4,6 +4,7 @@ loop leaves it, and the registered V1 trainer subclass that adds them to the ste
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -215,3 +216,24 @@ def test_task_runner_is_verls_with_the_judge_trainer_mode() -> None:
     body = runner.__ray_actor_class__
     assert issubclass(body, TaskRunnerV1.__ray_actor_class__)
     assert "run" in body.__dict__ and hasattr(runner, "remote")
+
+
+def test_the_judge_trainer_runs_as_veRLs_own_mode(monkeypatch: pytest.MonkeyPatch) -> None:
+    """veRL's trainer reads trainer.v1.trainer_mode in its __init__ (replay buffer class,
+    trainer.v1.<mode> settings, every `== "sync"` branch): codefu_sync must hand it "sync"."""
+    from omegaconf import OmegaConf
+    from verl.trainer.ppo.v1 import get_trainer_cls
+    from verl.trainer.ppo.v1.trainer_base import PPOTrainer
+
+    from codefu_trainer.reward.verl_metrics import judge_trainer_name
+
+    seen: list[str] = []
+    # veRL's own __init__ needs workers and data; record what it would read.
+    monkeypatch.setattr(
+        PPOTrainer, "__init__", lambda self, config: seen.append(config.trainer.v1.trainer_mode)
+    )
+    config = OmegaConf.create({"trainer": {"v1": {"trainer_mode": "codefu_sync"}}})
+    get_trainer_cls(judge_trainer_name("sync"))(config)
+    assert seen == ["sync"]
+    assert config.trainer.v1.trainer_mode == "sync"  # the task runner shares this config
+    assert 'self.trainer_mode == "sync"' in inspect.getsource(PPOTrainer._build_replay_buffer)

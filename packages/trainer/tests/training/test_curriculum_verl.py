@@ -188,9 +188,9 @@ def test_cpu_verl_writes_every_tier_of_the_curriculum(tmp_path: Path) -> None:
     the curriculum's dataset reads them, short-program problems first (memorised by the
     warm start), the rest of the tier after them."""
     import pyarrow.parquet as pq
+
     from codefu_data.config import DataConfig
     from codefu_data.prepare import prepare
-
     from codefu_trainer.training.base_model import select_problems
     from codefu_trainer.training.compose import compose_run
     from codefu_trainer.training.config import ModelKind

@@ -12,7 +12,8 @@ step metrics; the reward's extra keys stay in the TransferQueue (``extra_fields`
   window. Everything after ``step`` (console, MLflow, any veRL logger) then has them.
 - ``run_ppo(config, task_runner_class=...)``: ``judge_task_runner()`` is veRL's
   ``TaskRunnerV1`` whose ``run`` first switches ``trainer.v1.trainer_mode`` to that
-  subclass (the registry is per process, and the task runner is a Ray actor).
+  subclass (the registry is per process, and the task runner is a Ray actor); the
+  subclass's ``__init__`` sets it back to veRL's mode before veRL's trainer reads it.
 
 A step whose judge failure rate is above ``reward.failure_alert.max_rate`` prints a
 warning, sets the MLflow tag ``codefu.judge_failure_alert`` and, with
@@ -102,9 +103,20 @@ def record_judge_metrics(
     return judge
 
 
-def _make_trainer(base: type) -> type:
+def _make_trainer(base: type, mode: str) -> type:
     class CodeFuJudgeTrainer(base):
         """veRL's trainer plus the judge metrics of every step (module docstring)."""
+
+        def __init__(self, config: Any, *args: Any, **kwargs: Any) -> None:
+            # The task runner found this class by its registered name (codefu_<mode>);
+            # veRL's trainer, its replay buffer and a custom sampler branch on
+            # trainer.v1.trainer_mode == "sync" and read trainer.v1.<mode>, so from here on
+            # the config names veRL's own mode again.
+            from omegaconf import open_dict
+
+            with open_dict(config):
+                config.trainer.v1.trainer_mode = mode
+            super().__init__(config, *args, **kwargs)
 
         def step(self, metrics: dict, timing_raw: dict) -> Any:
             batch = super().step(metrics, timing_raw)
@@ -149,7 +161,7 @@ def judge_trainer_name(mode: str) -> str:
         return mode
     name = PREFIX + mode
     if name not in TRAINER_REGISTRY:
-        register_trainer(name)(_make_trainer(get_trainer_cls(mode)))
+        register_trainer(name)(_make_trainer(get_trainer_cls(mode), mode))
     return name
 
 

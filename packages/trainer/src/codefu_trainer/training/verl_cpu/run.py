@@ -11,8 +11,9 @@ from codefu_trainer.training.config import TrainConfig
 
 
 def run(verl: DictConfig, cfg: TrainConfig, run_dir: Path, train: Callable[[], int]) -> int:
-    """Write the run's inputs (every tier of a curriculum), patch veRL in this process too, call `train` (veRL's trainer
-    and the model export), and stop the Ray cluster it started, whatever happens."""
+    """Write the run's inputs (every tier of a curriculum), patch veRL in this process too,
+    call `train` (veRL's trainer and the model export), and stop the Ray cluster it started,
+    whatever happens."""
     import ray
 
     from codefu_trainer.training.rehearsal import ray_temp_dir_outside_venv
