@@ -66,19 +66,23 @@ def test_a_choice_is_a_pure_function_of_the_state(state: CurriculumState) -> Non
 def test_a_choice_is_in_the_current_tier_and_informative_when_one_is(
     state: CurriculumState,
 ) -> None:
+    """In the current tier while it has problems not retired; else a review of the earlier
+    tiers' problems not retired; informative ones first, either way."""
     tier = CFG.tiers[state.tier]
     key = choose(state, CFG, PROBLEMS)
-    assert key.split("/")[0] == tier and key.split("/")[1] in PROBLEMS[tier]
-    active = [
-        problem_key(tier, n)
-        for n in PROBLEMS[tier]
-        if (s := state.problems.get(problem_key(tier, n))) is None or s.retired is None
-    ]
+
+    def not_retired(tiers: list[str]) -> list[str]:
+        keys = [problem_key(t, n) for t in tiers for n in PROBLEMS[t]]
+        return [k for k in keys if (s := state.problems.get(k)) is None or s.retired is None]
+
+    active = not_retired([tier]) or not_retired(list(CFG.tiers[: state.tier]))
     informative = [k for k in active if CFG.low < estimate(state.problems.get(k), CFG) < CFG.high]
     if informative:
         assert key in informative
     elif active:
         assert key in active
+    else:  # nothing left to learn from anywhere: any problem of the tier
+        assert key.split("/")[0] == tier and key.split("/")[1] in PROBLEMS[tier]
 
 
 @settings(max_examples=50, deadline=None)
@@ -152,6 +156,20 @@ def test_the_last_tier_is_never_left() -> None:
     for _ in range(5):
         assert cur.observe({"easy/a": [1.0] * 8}).promoted_to is None
     assert cur.draw() == "easy/a"  # all retired: still draws from the tier
+
+
+def test_a_last_tier_all_retired_reviews_the_earlier_tiers() -> None:
+    problems = {"easy": ["a", "b"], "hard": ["c"]}
+    cfg = CurriculumConfig(tiers=("easy", "hard"), retire_after=8, min_steps=1, promote_at=0.5)
+    cur = Curriculum(cfg, problems)
+    assert cur.observe({"easy/a": [1.0] * 40, "easy/b": [1.0, 0.0] * 4}).promoted_to == "hard"
+    assert cur.observe({"hard/c": [0.0] * 40}).retired_unsolvable == 1
+    # easy/a retired as solved (40 of 40); easy/b, half solved, is the one left to learn from.
+    assert cur.state.problems["easy/a"].retired == SOLVED
+    assert [cur.draw() for _ in range(5)] == ["easy/b"] * 5
+    report = cur.observe({"easy/b": [1.0, 0.0] * 20})
+    assert report.review_draws == 5 and report.metrics()["curriculum/review_draws"] == 5.0
+    assert report.tier == "hard"  # a review does not move the run back
 
 
 def _simulate(cur: Curriculum, steps: int, rng: random.Random) -> list[tuple[str, ...]]:

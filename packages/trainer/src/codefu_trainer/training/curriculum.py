@@ -145,6 +145,7 @@ class StepReport:
     retired_unsolvable_total: int
     informative: int  # problems of the current tier now inside the informative band
     sampled_difficulty: float  # mean 1 - estimate of the problems drawn since the last step
+    review_draws: int  # of those draws, how many came from an earlier tier (a review)
     promoted_to: str | None
     reason: str | None
 
@@ -159,6 +160,7 @@ class StepReport:
             f"{prefix}retired_unsolvable_total": float(self.retired_unsolvable_total),
             f"{prefix}informative_problems": float(self.informative),
             f"{prefix}sampled_difficulty": self.sampled_difficulty,
+            f"{prefix}review_draws": float(self.review_draws),
             f"{prefix}promoted": float(self.promoted_to is not None),
         }
 
@@ -185,7 +187,9 @@ def choose(
 
     Among the current tier's problems that are not retired, those inside the informative
     band are drawn with weight p(1-p) (the variance of a pass, so the expected spread of a
-    group's scores); when none is informative, any problem not retired; when all retired,
+    group's scores); when none is informative, any problem not retired. When every problem
+    of the tier retired (only the last tier stays so: the others promote), the same rule
+    over the earlier tiers' problems not retired (a review); when none is left anywhere,
     any problem of the tier.
     """
     tier = config.tiers[state.tier]
@@ -194,6 +198,9 @@ def choose(
         raise ValueError(f"curriculum: tier {tier!r} has no problems; prepare it or drop it.")
     keys = [problem_key(tier, n) for n in names]
     active = [k for k in keys if not _retired(state, k)]
+    if not active:
+        earlier = [problem_key(t, n) for t in config.tiers[: state.tier] for n in problems[t]]
+        active = [k for k in earlier if not _retired(state, k)]
     rates = {k: estimate(state.problems.get(k), config) for k in active}
     informative = [k for k in active if config.low < rates[k] < config.high]
     rng = _rng(config, state)
@@ -227,6 +234,7 @@ class Curriculum:
         self.problems = {t: list(problems[t]) for t in config.tiers}
         self.state = state or CurriculumState()
         self._drawn: list[float] = []  # difficulties drawn this step (metrics, not state)
+        self._reviewed = 0  # draws from an earlier tier this step (metrics, not state)
 
     @property
     def tier(self) -> str:
@@ -236,6 +244,7 @@ class Curriculum:
         """The next problem key; advances the draw counter."""
         key = choose(self.state, self.config, self.problems)
         self._drawn.append(self.difficulty(key))
+        self._reviewed += not key.startswith(f"{self.tier}/")
         self.state.draws += 1
         return key
 
@@ -248,6 +257,7 @@ class Curriculum:
         cfg, st = self.config, self.state
         tier = self.tier
         drawn, self._drawn = self._drawn, []
+        reviewed, self._reviewed = self._reviewed, 0
         for stats in st.problems.values():
             stats.passes *= cfg.decay
             stats.fails *= cfg.decay
@@ -317,6 +327,7 @@ class Curriculum:
             retired_unsolvable_total=totals[UNSOLVABLE],
             informative=informative,
             sampled_difficulty=sum(drawn) / len(drawn) if drawn else 0.0,
+            review_draws=reviewed,
             promoted_to=promoted_to,
             reason=reason,
         )
