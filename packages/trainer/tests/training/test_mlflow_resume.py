@@ -100,3 +100,59 @@ def test_run_names_with_quotes_find_their_own_run(tmp_path: Path) -> None:
     uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
     quoted = mlflow_run_for(uri, "exp", "it's")
     assert mlflow_run_for(uri, "exp", "it's") == quoted != mlflow_run_for(uri, "exp", "its")
+
+
+def test_a_resume_with_a_changed_config_keeps_logging_to_mlflow(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """veRL's logger drops MLflow for the whole run when a parameter's value changed since
+    the run it joins (a resume with more steps did): our veRL trainer's fit first moves
+    MLFLOW_RUN_ID to a run that takes the new values, chained by codefu.continues, and the
+    report reads the steps of both."""
+    import os
+
+    import mlflow
+    from verl.utils.tracking import Tracking
+
+    from codefu_trainer.reward.verl_metrics import _mlflow_run_for_this_config
+    from codefu_trainer.training.report import read_mlflow_run
+    from codefu_trainer.training.tracking import CONTINUES_TAG
+
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+
+    def job(total_steps: int, steps: range) -> tuple[str, bool]:
+        verl = _verl(uri, "run-b")
+        verl.trainer.total_training_steps = total_steps
+        monkeypatch.delenv(RUN_ID_ENV, raising=False)
+        continue_mlflow_run(verl)
+        monkeypatch.setenv("MLFLOW_TRACKING_URI", uri)
+        monkeypatch.setenv(RUN_ID_ENV, verl.ray_kwargs.ray_init.runtime_env.env_vars[RUN_ID_ENV])
+        _mlflow_run_for_this_config(verl)  # what CodeFuJudgeTrainer.fit does first
+        run_id = os.environ[RUN_ID_ENV]
+        monkeypatch.setattr("time.sleep", lambda _: None)  # veRL retries MLflow 3 times
+        tracking = Tracking(
+            project_name="codefu-grpo",
+            experiment_name="run-b",
+            default_backend=["mlflow"],
+            config=OmegaConf.to_container(verl, resolve=True),
+        )
+        logs = "mlflow" in tracking.logger
+        for step in steps:
+            tracking.log({"critic/score/mean": step / 10}, step=step)
+        del tracking
+        if mlflow.active_run() is not None:
+            mlflow.end_run()
+        return run_id, logs
+
+    first, logs_first = job(30, range(1, 4))
+    same, logs_same = job(30, range(4, 5))  # resubmitted unchanged: the same run
+    changed, logs_changed = job(50, range(5, 7))  # more steps: a new, chained run
+    assert logs_first and logs_same and logs_changed  # MLflow never dropped
+    assert same == first and changed != first
+    client = mlflow.tracking.MlflowClient(uri)
+    tags = client.get_run(changed).data.tags
+    assert tags[CONTINUES_TAG] == first and tags[RUN_NAME_TAG] == "run-b"
+    assert client.get_run(changed).data.params["trainer/total_training_steps"] == "50"
+    assert [r["step"] for r in read_mlflow_run(uri, changed)] == [1, 2, 3, 4, 5, 6]
+    # The next resume of the run name continues the newest run of the chain.
+    assert mlflow_run_for(uri, "codefu-grpo", "run-b") == changed

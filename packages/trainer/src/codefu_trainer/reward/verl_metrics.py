@@ -103,6 +103,29 @@ def record_judge_metrics(
     return judge
 
 
+def _mlflow_run_for_this_config(config: Any) -> None:
+    """Point MLFLOW_RUN_ID (read by veRL's logger in this process) at a run that can take
+    the parameters veRL will log for `config` (`tracking.run_taking_params`)."""
+    import os
+
+    from omegaconf import OmegaConf
+
+    loggers = config.trainer.get("logger") or []
+    run_id = os.environ.get("MLFLOW_RUN_ID")
+    uri = os.environ.get("MLFLOW_TRACKING_URI")
+    if "mlflow" not in list(loggers) or not run_id or not uri:
+        return
+    from verl.utils.tracking import _compute_mlflow_params_from_objects
+
+    from codefu_trainer.training.tracking import run_taking_params
+
+    params = _compute_mlflow_params_from_objects(OmegaConf.to_container(config, resolve=True))
+    try:
+        os.environ["MLFLOW_RUN_ID"] = run_taking_params(uri, run_id, params)
+    except Exception as e:  # veRL's logger reports its own MLflow failures
+        log.warning("could not compare the config with MLflow run %s: %s", run_id, e)
+
+
 def _make_trainer(base: type, mode: str) -> type:
     class CodeFuJudgeTrainer(base):
         """veRL's trainer plus the judge metrics of every step (module docstring)."""
@@ -117,6 +140,13 @@ def _make_trainer(base: type, mode: str) -> type:
             with open_dict(config):
                 config.trainer.v1.trainer_mode = mode
             super().__init__(config, *args, **kwargs)
+
+        def fit(self, *args: Any, **kwargs: Any) -> Any:
+            """veRL's fit, whose MLflow logger (`verl/utils/tracking.py`, `Tracking`) joins
+            MLFLOW_RUN_ID and logs the config as parameters, or drops MLflow when a value
+            differs: a resume with a changed config gets a run that takes them."""
+            _mlflow_run_for_this_config(self.config)
+            return super().fit(*args, **kwargs)
 
         def step(self, metrics: dict, timing_raw: dict) -> Any:
             batch = super().step(metrics, timing_raw)

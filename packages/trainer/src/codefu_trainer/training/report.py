@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from codefu_trainer.training.tracking import (
+    CONTINUES_TAG,
     METRICS_FILE,
     MLFLOW_RUN_ID_FILE,
     RUN_NAME_TAG,
@@ -212,22 +213,27 @@ def metric_name(mlflow_key: str) -> str:
 
 
 def read_mlflow_run(uri: str, run_id: str) -> list[dict[str, Any]]:
-    """Every metric's history of an MLflow run, merged into one record per step (for a step
-    logged twice, as after a resumed run, the later value wins)."""
+    """Every metric's history of an MLflow run and of the runs it continues (tag
+    codefu.continues), merged into one record per step (for a step logged twice, as after a
+    resumed run, the later value wins)."""
     from mlflow.tracking import MlflowClient
 
     client = MlflowClient(tracking_uri=uri)
-    run = client.get_run(run_id)
+    runs = [client.get_run(run_id)]
+    # A resume whose config changed continued in a new run (tag codefu.continues).
+    while (earlier := runs[-1].data.tags.get(CONTINUES_TAG)) and len(runs) < 1000:
+        runs.append(client.get_run(earlier))
     by_step: dict[int, dict[str, Any]] = {}
     stamps: dict[tuple[int, str], int] = {}
-    for key in sorted(run.data.metrics):
-        name = metric_name(key)
-        for m in client.get_metric_history(run_id, key):
-            step = int(m.step)
-            if stamps.get((step, name), -1) > m.timestamp:
-                continue
-            stamps[(step, name)] = m.timestamp
-            by_step.setdefault(step, {"step": step})[name] = float(m.value)
+    for run in runs:
+        for key in sorted(run.data.metrics):
+            name = metric_name(key)
+            for m in client.get_metric_history(run.info.run_id, key):
+                step = int(m.step)
+                if stamps.get((step, name), -1) > m.timestamp:
+                    continue
+                stamps[(step, name)] = m.timestamp
+                by_step.setdefault(step, {"step": step})[name] = float(m.value)
     return [by_step[s] for s in sorted(by_step)]
 
 

@@ -8,7 +8,11 @@ veRL's trainer logs to MLflow itself and opens a new run unless MLFLOW_RUN_ID is
 `continue_mlflow_run` finds the run of a run name (tag `codefu.run_name`) or creates it,
 and hands its id to veRL's processes, so every resubmission of a run name that reaches the
 same tracking store (a tracking server; a SQLite file only where it survives, e.g. a local
-run directory) logs into one MLflow run.
+run directory) logs into one MLflow run. MLflow never changes a logged parameter, and
+veRL's logger gives up MLflow for the whole run when it cannot log its parameters: a resume
+whose config changed values (more steps, another learning rate) continues in a new MLflow
+run tagged `codefu.continues` = the run before (`run_taking_params`); `nox -s report`
+follows that chain.
 """
 
 from __future__ import annotations
@@ -22,7 +26,11 @@ from typing import Any, TextIO
 METRICS_FILE = "metrics.jsonl"
 MLFLOW_RUN_ID_FILE = "mlflow_run_id.txt"
 RUN_NAME_TAG = "codefu.run_name"
+# On a run opened because a resume changed parameter values: the run it continues.
+CONTINUES_TAG = "codefu.continues"
 RUN_ID_ENV = "MLFLOW_RUN_ID"
+# MLflow's longest parameter value; longer values are compared on this prefix.
+MAX_PARAM_CHARS = 6000
 
 # Columns of the per-step console table: (metric, header, format).
 CONSOLE_COLUMNS: tuple[tuple[str, str, str], ...] = (
@@ -114,6 +122,37 @@ def continue_mlflow_run(verl: Any) -> str | None:
     os.environ[RUN_ID_ENV] = str(run_id)
     print(f"codefu-train: MLflow run {run_id} ({verl.trainer.experiment_name})", flush=True)
     return str(run_id)
+
+
+def run_taking_params(uri: str, run_id: str, params: Mapping[str, Any]) -> str:
+    """`run_id` when it can take `params` (no logged value differs); else a new run in its
+    experiment, with its run name and tags plus `codefu.continues` = `run_id`."""
+    from mlflow.tracking import MlflowClient
+
+    client = MlflowClient(tracking_uri=uri)
+    run = client.get_run(run_id)
+    logged = run.data.params
+    changed = sorted(
+        key
+        for key, value in params.items()
+        if key in logged and str(value)[:MAX_PARAM_CHARS] != logged[key][:MAX_PARAM_CHARS]
+    )
+    if not changed:
+        return run_id
+    tags = {k: v for k, v in run.data.tags.items() if not k.startswith("mlflow.")}
+    new = client.create_run(
+        run.info.experiment_id,
+        run_name=run.info.run_name,
+        tags={**tags, CONTINUES_TAG: run_id},
+    ).info.run_id
+    shown = ", ".join(changed[:5]) + (f" and {len(changed) - 5} more" if len(changed) > 5 else "")
+    print(
+        f"codefu-train: the config changed since MLflow run {run_id} ({shown}); MLflow keeps "
+        f"parameters as first logged, so this run logs into MLflow run {new} (tag "
+        f"{CONTINUES_TAG}={run_id}; `nox -s report` reads both).",
+        flush=True,
+    )
+    return str(new)
 
 
 class Tracker:
