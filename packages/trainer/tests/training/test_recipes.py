@@ -152,6 +152,15 @@ def test_codefu_train_check_composes_a_recipe(
         EXIT_CONFIG
     )
     assert "not a key of the judge's result" in capsys.readouterr().err
+    # Keys that only the chosen recipe or curriculum brings can be overridden too.
+    only_dapo = "verl.reward.reward_kwargs.overlong_buffer_cfg.len=64"
+    assert main(["--check", *args, only_dapo]) == 0
+    assert "len: 64" in capsys.readouterr().out
+    only_tiers = ["curriculum=tiers", "verl.data.curriculum.promote_at=0.7"]
+    assert main(["--check", *args, *only_tiers]) == 0
+    assert "promote_at: 0.7" in capsys.readouterr().out
+    assert main(["--check", *args, only_dapo.replace("len", "lenn")]) == EXIT_CONFIG
+    assert "'lenn' is not a key" in capsys.readouterr().err
 
 
 def test_codefu_train_check_names_the_recipes_for_an_unknown_one(

@@ -114,9 +114,11 @@ def build_verl_config(
     """The full veRL config: grpo.yaml + derived values + the user's veRL overrides."""
     derived = derived_overrides(derived_values(cfg, run_dir, gpus_per_node, env))
     check_group_choices(conf_dir / "verl", user_overrides, VERL_GROUPS)
+    groups = [o.text for o in user_overrides if o.key in VERL_GROUPS]
     keys = [o for o in user_overrides if o.key not in VERL_GROUPS]
     if keys:
-        base = compose_verl(conf_dir, derived)
+        # With the chosen recipe/curriculum: their keys can be overridden too.
+        base = compose_verl(conf_dir, [*derived, *groups])
         check_keys(base, keys, where="veRL's config (conf/verl/grpo.yaml + ppo_trainer)")
     return compose_verl(conf_dir, [*derived, *(o.text for o in user_overrides)])
 
