@@ -42,19 +42,29 @@ def _problem(index: int, split: str) -> dict:
     }
 
 
-@pytest.fixture
-def prepared_data(tmp_path: Path) -> Path:
-    """A processed dataset (codefu-data's layout) with a few a+b problems in tier easy."""
+def write_prepared(out: Path, train: int, test: int) -> Path:
+    """A processed dataset (codefu-data's layout) of a+b problems in tier easy."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    out = tmp_path / "processed"
     (out / "easy").mkdir(parents=True)
-    for split, n in (("train", 4), ("test", 2)):
+    for split, n in (("train", train), ("test", test)):
         rows = [_problem(i, split) for i in range(n)]
         pq.write_table(pa.Table.from_pylist(rows), out / "easy" / f"{split}.parquet")
     (out / "manifest.json").write_text("{}")
     return out
+
+
+@pytest.fixture
+def prepared_data(tmp_path: Path) -> Path:
+    """A processed dataset with a few a+b problems in tier easy (fewer than a GPU batch)."""
+    return write_prepared(tmp_path / "processed", train=4, test=2)
+
+
+@pytest.fixture
+def gpu_sized_data(tmp_path: Path) -> Path:
+    """A processed dataset with more training rows than the GPU profiles' batch (64)."""
+    return write_prepared(tmp_path / "processed-gpu", train=128, test=8)
 
 
 @pytest.fixture(autouse=True)

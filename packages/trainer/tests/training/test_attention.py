@@ -3,7 +3,9 @@ veRL can carry out in the environment that will load the model."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from importlib import metadata
+from pathlib import Path
 
 import pytest
 import yaml
@@ -16,10 +18,18 @@ FLASH = "actor_rollout_ref.model.override_config.attn_implementation=flash_atten
 SP4 = "actor_rollout_ref.actor.ulysses_sequence_parallel_size=4"
 
 
-def _check(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    code = main(["--config-dir", str(CONF), "--check", *argv])
-    out = capsys.readouterr()
-    return code, out.out, out.err
+@pytest.fixture
+def check_cli(
+    gpu_sized_data: Path, capsys: pytest.CaptureFixture[str]
+) -> Callable[[list[str]], tuple[int, str, str]]:
+    """`codefu-train --check ARGV` on a dataset of GPU batch size: (code, stdout, stderr)."""
+
+    def check(argv: list[str]) -> tuple[int, str, str]:
+        code = main(["--config-dir", str(CONF), "--check", f"data.out_dir={gpu_sized_data}", *argv])
+        out = capsys.readouterr()
+        return code, out.out, out.err
+
+    return check
 
 
 def _flash_attn_installed() -> bool:
@@ -31,11 +41,11 @@ def _flash_attn_installed() -> bool:
 
 
 def test_check_of_cluster_local_names_an_attention_this_environment_loads(
-    capsys: pytest.CaptureFixture[str],
+    check_cli: Callable[[list[str]], tuple[int, str, str]],
 ) -> None:
     from transformers import Qwen2Config, Qwen2ForCausalLM
 
-    code, out, _ = _check(["cluster=local"], capsys)
+    code, out, _ = check_cli(["cluster=local"])
     assert code == 0
     verl = yaml.safe_load(out.split("# --- veRL ---", 1)[1])
     model = verl["actor_rollout_ref"]["model"]
@@ -56,9 +66,9 @@ def test_check_of_cluster_local_names_an_attention_this_environment_loads(
 
 @pytest.mark.skipif(_flash_attn_installed(), reason="flash-attn is installed here")
 def test_flash_attention_without_flash_attn_says_what_to_install_or_set(
-    capsys: pytest.CaptureFixture[str],
+    check_cli: Callable[[list[str]], tuple[int, str, str]],
 ) -> None:
-    code, _, err = _check(["cluster=local", FLASH], capsys)
+    code, _, err = check_cli(["cluster=local", FLASH])
     assert code == 2
     line = err.splitlines()[0]
     assert "flash-attn package, which is not installed here" in line
@@ -66,32 +76,31 @@ def test_flash_attention_without_flash_attn_says_what_to_install_or_set(
 
 
 def test_ulysses_sequence_parallelism_needs_flash_attention(
-    capsys: pytest.CaptureFixture[str],
+    check_cli: Callable[[list[str]], tuple[int, str, str]],
 ) -> None:
-    code, _, err = _check(["cluster=sagemaker_p4de", SP4], capsys)
+    code, _, err = check_cli(["cluster=sagemaker_p4de", SP4])
     assert code == 2
     assert "Ulysses sequence parallel size 4 needs flash attention" in err
     assert "ulysses_sequence_parallel_size=1" in err
 
 
 def test_ulysses_sequence_parallelism_needs_remove_padding(
-    capsys: pytest.CaptureFixture[str],
+    check_cli: Callable[[list[str]], tuple[int, str, str]],
 ) -> None:
     # veRL's own validation refuses this one.
-    code, _, err = _check(
-        ["cluster=sagemaker_p4de", FLASH, SP4, "actor_rollout_ref.model.use_remove_padding=false"],
-        capsys,
+    code, _, err = check_cli(
+        ["cluster=sagemaker_p4de", FLASH, SP4, "actor_rollout_ref.model.use_remove_padding=false"]
     )
     assert code == 2
     assert "use_remove_padding" in err
 
 
 def test_the_codefu_setting_passes_where_the_training_image_loads_the_model(
-    capsys: pytest.CaptureFixture[str],
+    check_cli: Callable[[list[str]], tuple[int, str, str]],
 ) -> None:
     # A SageMaker job loads the model in the training image, which has flash-attn: the
     # workstation that submits it needs none.
-    code, out, _ = _check(["cluster=sagemaker_p4de", FLASH, SP4], capsys)
+    code, out, _ = check_cli(["cluster=sagemaker_p4de", FLASH, SP4])
     assert code == 0
     verl = yaml.safe_load(out.split("# --- veRL ---", 1)[1])
     assert verl["actor_rollout_ref"]["model"]["override_config"]["attn_implementation"] == (

@@ -52,14 +52,20 @@ def channels(request: dict[str, Any]) -> dict[str, dict[str, Any]]:
 def model_dir(tmp_path: Path) -> Path:
     d = tmp_path / "models" / "base"
     d.mkdir(parents=True)
-    (d / "config.json").write_text('{"model_type": "qwen2"}')
+    shape = {
+        "model_type": "qwen2", "hidden_size": 3584, "intermediate_size": 18944,
+        "num_hidden_layers": 28, "num_attention_heads": 28, "num_key_value_heads": 4,
+        "vocab_size": 152064, "max_position_embeddings": 131072,
+    }  # fmt: skip
+    (d / "config.json").write_text(json.dumps(shape))
+    (d / "tokenizer.json").write_text("{}")
     (d / "model.safetensors").write_bytes(b"weights")
     return d
 
 
 def test_p4de_two_nodes_stage_the_tier_and_a_local_model_once(
     offline_aws: None,
-    prepared_data: Path,
+    gpu_sized_data: Path,
     model_dir: Path,
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
@@ -67,7 +73,7 @@ def test_p4de_two_nodes_stage_the_tier_and_a_local_model_once(
     args = (
         "cluster=sagemaker_p4de",
         "cluster.sagemaker.instance_count=2",
-        f"data.out_dir={prepared_data}",
+        f"data.out_dir={gpu_sized_data}",
         f"model.path={model_dir}",
     )
     code, printed, err = dry_run(capsys, tmp_path, *args)
@@ -81,9 +87,9 @@ def test_p4de_two_nodes_stage_the_tier_and_a_local_model_once(
     assert re.fullmatch(rf"{BUCKET}/codefu-staged/model/[0-9a-f]{{16}}/", ch["model"]["S3Uri"])
     assert all("InstanceGroupNames" not in c for c in ch.values())  # one group: every host
     staged = printed["resolved_spec"]["staged_channels"]
-    assert staged["easy"]["source"] == str(prepared_data / "easy")
+    assert staged["easy"]["source"] == str(gpu_sized_data / "easy")
     assert staged["easy"]["files"] == 2  # train.parquet, test.parquet: no other tier
-    assert staged["model"]["files"] == 2
+    assert staged["model"]["files"] == 3  # config.json, tokenizer.json, model.safetensors
     # The same files give the same prefixes: a later submission uploads nothing new.
     _, again, _ = dry_run(capsys, tmp_path, *args)
     assert channels(again["request"])["easy"] == ch["easy"]
@@ -115,10 +121,10 @@ def test_hetero_gives_an_s3_model_and_the_data_only_to_the_training_group(
 
 
 def test_a_hugging_face_id_is_downloaded_in_the_job_and_said_so(
-    offline_aws: None, prepared_data: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    offline_aws: None, gpu_sized_data: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     code, printed, err = dry_run(
-        capsys, tmp_path, "cluster=sagemaker_p4de", f"data.out_dir={prepared_data}"
+        capsys, tmp_path, "cluster=sagemaker_p4de", f"data.out_dir={gpu_sized_data}"
     )
     assert code == 0, err
     assert "model" not in channels(printed["request"])
@@ -127,13 +133,13 @@ def test_a_hugging_face_id_is_downloaded_in_the_job_and_said_so(
 
 
 def test_a_local_model_path_that_is_not_a_directory_is_refused(
-    offline_aws: None, prepared_data: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    offline_aws: None, gpu_sized_data: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     code, _, err = dry_run(
         capsys,
         tmp_path,
         "cluster=sagemaker_p4de",
-        f"data.out_dir={prepared_data}",
+        f"data.out_dir={gpu_sized_data}",
         f"model.path={tmp_path / 'no-such-model'}",
     )
     assert code == 3
@@ -141,7 +147,7 @@ def test_a_local_model_path_that_is_not_a_directory_is_refused(
 
 
 def test_launcher_options_from_the_train_command_reach_ray_start(
-    offline_aws: None, prepared_data: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    offline_aws: None, gpu_sized_data: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """The job's command, as the SDK's driver script holds it, parsed by the launcher."""
     from codefu_launcher.cli import build_parser
@@ -151,7 +157,7 @@ def test_launcher_options_from_the_train_command_reach_ray_start(
         capsys,
         tmp_path,
         "cluster=sagemaker_p4de",
-        f"data.out_dir={prepared_data}",
+        f"data.out_dir={gpu_sized_data}",
         # Hydra's list syntax: an option and its value as two items (an item with `=`
         # needs quotes).
         "cluster.sagemaker.launcher_args=[--metrics-export-port,8080,--dashboard-port,8300,"
@@ -192,13 +198,13 @@ def test_launcher_options_from_the_train_command_reach_ray_start(
 
 
 def test_a_misspelt_launcher_option_is_refused_before_submission(
-    offline_aws: None, prepared_data: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    offline_aws: None, gpu_sized_data: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     code, _, err = dry_run(
         capsys,
         tmp_path,
         "cluster=sagemaker_p4de",
-        f"data.out_dir={prepared_data}",
+        f"data.out_dir={gpu_sized_data}",
         "cluster.sagemaker.launcher_args=[--metrics-port,8080]",
     )
     assert code == 3
@@ -206,9 +212,9 @@ def test_a_misspelt_launcher_option_is_refused_before_submission(
 
 
 def test_environment_entries_are_passed_on_and_credentials_refused(
-    offline_aws: None, prepared_data: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    offline_aws: None, gpu_sized_data: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    base = ("cluster=sagemaker_p4de", f"data.out_dir={prepared_data}")
+    base = ("cluster=sagemaker_p4de", f"data.out_dir={gpu_sized_data}")
     code, printed, err = dry_run(
         capsys,
         tmp_path,
@@ -233,13 +239,13 @@ def test_environment_entries_are_passed_on_and_credentials_refused(
 
 
 def test_remote_debug_is_enabled_at_creation(
-    offline_aws: None, prepared_data: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    offline_aws: None, gpu_sized_data: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     code, printed, err = dry_run(
         capsys,
         tmp_path,
         "cluster=sagemaker_hetero",
-        f"data.out_dir={prepared_data}",
+        f"data.out_dir={gpu_sized_data}",
         "cluster.sagemaker.remote_debug=true",
     )
     assert code == 0, err

@@ -86,8 +86,18 @@ def test_cpu_without_prepared_data_says_to_run_prepare(
     assert "nox -s prepare" in err
 
 
-def test_check_prints_both_configs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, err = _run(["--check", "cluster=sagemaker_p5", f"run.dir={tmp_path}"], capsys)
+def test_check_prints_both_configs(
+    tmp_path: Path, gpu_sized_data: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, err = _run(
+        [
+            "--check",
+            "cluster=sagemaker_p5",
+            f"run.dir={tmp_path}",
+            f"data.out_dir={gpu_sized_data}",
+        ],
+        capsys,
+    )
     assert code == 0, err
     assert "ml.p5.48xlarge" in out and "adv_estimator: grpo" in out
     assert "nothing started" in err
@@ -101,13 +111,13 @@ IMAGE_OVERRIDE = (
 
 @pytest.fixture
 def sagemaker_dry_run(
-    prepared_data: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    gpu_sized_data: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> DryRun:
     """`codefu-train cluster=sagemaker_p4de ...` without a role: the printed JSON, stderr."""
     monkeypatch.delenv("SAGEMAKER_ROLE_ARN", raising=False)
 
     def dry_run(run_dir: Path, *overrides: str) -> tuple[dict[str, Any], str]:
-        data = f"data.out_dir={prepared_data}"
+        data = f"data.out_dir={gpu_sized_data}"
         argv = ["cluster=sagemaker_p4de", IMAGE_OVERRIDE, data, f"run.dir={run_dir}", *overrides]
         code, out, err = _run(argv, capsys)
         assert code == 0, err
@@ -118,7 +128,7 @@ def sagemaker_dry_run(
 
 
 def test_sagemaker_dry_run_writes_resolved_configs_and_prints_the_request(
-    tmp_path: Path, prepared_data: Path, sagemaker_dry_run: DryRun
+    tmp_path: Path, gpu_sized_data: Path, sagemaker_dry_run: DryRun
 ) -> None:
     run_dir = tmp_path / "run"
     printed, _ = sagemaker_dry_run(run_dir, "trainer.total_epochs=2")
@@ -126,7 +136,7 @@ def test_sagemaker_dry_run_writes_resolved_configs_and_prints_the_request(
     assert entry[:3] == ["codefu-train", "--config-dir", "."]
     assert "cluster=sagemaker_p4de" in entry and "trainer.total_epochs=2" in entry
     assert entry[-1] == "cluster.kind=local"
-    assert printed["resolved_spec"]["input_channels"] == {"easy": str(prepared_data / "easy")}
+    assert printed["resolved_spec"]["input_channels"] == {"easy": str(gpu_sized_data / "easy")}
     assert printed["resolved_spec"]["instance_type"] == "ml.p4de.24xlarge"
     assert (run_dir / "config" / "train.yaml").is_file()
     assert "total_epochs: 2" in (run_dir / "config" / "verl.yaml").read_text()
@@ -160,7 +170,7 @@ def test_sagemaker_dry_runs_of_one_run_name_share_checkpoints_and_carry_no_secre
 
 def test_sagemaker_submission_without_role_says_what_to_set(
     tmp_path: Path,
-    prepared_data: Path,
+    gpu_sized_data: Path,
     capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -170,7 +180,7 @@ def test_sagemaker_submission_without_role_says_what_to_set(
             "cluster=sagemaker_hetero",
             "cluster.sagemaker.dry_run=false",
             IMAGE_OVERRIDE,
-            f"data.out_dir={prepared_data}",
+            f"data.out_dir={gpu_sized_data}",
             f"run.dir={tmp_path / 'run'}",
         ],
         capsys,

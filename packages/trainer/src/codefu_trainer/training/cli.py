@@ -19,6 +19,7 @@ from pathlib import Path
 from omegaconf import OmegaConf
 
 from codefu_trainer.training.compose import (
+    ComposedRun,
     PrerequisiteError,
     compose_run,
     compose_train,
@@ -35,7 +36,29 @@ EXIT_CONFIG = 2
 EXIT_PREREQUISITE = 3
 
 
-def run_local(conf_dir: Path, overrides: Sequence[str]) -> int:
+def gate(run: ComposedRun, force: bool, plan_json: Path | None) -> None:
+    """The GPU preflight (memory plan, data, lengths, disk, model files): raises ConfigError
+    when the run cannot work, unless `force`."""
+    from codefu_trainer.training.preflight import (
+        preflight,
+        print_report,
+        refusal_message,
+        write_plan_json,
+    )
+
+    result = preflight(run)
+    print_report(result)
+    if plan_json is not None:
+        write_plan_json(result, plan_json)
+    if result.refused:
+        if not force:
+            raise ConfigError(refusal_message(result))
+        print("codefu-train: --force: starting although preflight checks failed.", file=sys.stderr)
+
+
+def run_local(
+    conf_dir: Path, overrides: Sequence[str], force: bool = False, plan_json: Path | None = None
+) -> int:
     from codefu_trainer.training.gpu import NO_GPU_MESSAGE, visible_gpu_count
 
     gpus = visible_gpu_count()
@@ -43,6 +66,7 @@ def run_local(conf_dir: Path, overrides: Sequence[str]) -> int:
         raise PrerequisiteError(NO_GPU_MESSAGE)
     run = compose_run(conf_dir, overrides, gpus_detected=gpus)
     require_data(run.cfg)
+    gate(run, force, plan_json)
     write_resolved(run)
     from codefu_trainer.training import verl_main
 
@@ -78,7 +102,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--check",
         action="store_true",
-        help="compose and validate both configs, print them, start nothing",
+        help="compose and validate both configs, print them and (GPU clusters) the memory "
+        "plan and preflight checks; start nothing; exit 2 when a check fails",
+    )
+    parser.add_argument(
+        "--force",
+        action="store_true",
+        help="start or submit a GPU run even when its preflight checks fail",
+    )
+    parser.add_argument(
+        "--plan-json",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="write the GPU memory plan (parts in GiB) and the preflight checks as JSON",
     )
     parser.add_argument(
         "overrides", nargs="*", help="Hydra overrides, e.g. cluster=cpu trainer.total_epochs=1"
@@ -96,6 +133,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(OmegaConf.to_yaml(OmegaConf.structured(run.cfg), resolve=True))
             print("# --- veRL ---")
             print(OmegaConf.to_yaml(run.verl, resolve=False))
+            if run.cfg.cluster.kind in (ClusterKind.local, ClusterKind.sagemaker):
+                gate(run, force=False, plan_json=args.plan_json)
             print(
                 "codefu-train: both configs composed and validated; nothing started.",
                 file=sys.stderr,
@@ -104,7 +143,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         ours, _ = split_overrides(args.overrides)
         kind = to_train_config(compose_train(conf_dir, ours)).cluster.kind
         if kind is ClusterKind.local:
-            return run_local(conf_dir, args.overrides)
+            return run_local(conf_dir, args.overrides, args.force, args.plan_json)
         if kind is ClusterKind.cpu_verl:
             return run_cpu_verl(conf_dir, args.overrides)
         if kind is ClusterKind.cpu:
@@ -121,10 +160,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                 evaluate_trained_model(run.cfg, run.run_dir, final)
             return 0
         run = compose_run(conf_dir, args.overrides)
+        gate(run, args.force, args.plan_json)
         write_resolved(run)
         from codefu_trainer.training import sagemaker_job
 
-        return sagemaker_job.submit_run(run)
+        return sagemaker_job.submit_run(run, force=args.force)
     except ConfigError as exc:
         print(f"codefu-train: configuration error: {exc}\nNothing was started.", file=sys.stderr)
         return EXIT_CONFIG

@@ -103,6 +103,9 @@ class ClusterConfig:
     default_model: str | None = None
     # Likewise the `reward` group option (cpu: all_or_nothing).
     default_reward: str | None = None
+    # GPU memory (GiB, as torch reports it) for the memory plan. None: from the SageMaker
+    # instance type (codefu_trainer.training.gpu.INSTANCE_GPUS), or nvidia-smi for `local`.
+    gpu_memory_gib: float | None = None
     sagemaker: SageMakerConfig = field(default_factory=SageMakerConfig)
 
 
@@ -124,12 +127,33 @@ class TinyModelConfig:
 
 
 @dataclass
+class ModelShapeConfig:
+    """The config.json keys the GPU memory plan reads, for a model whose config.json is not
+    on this machine (a hub id not in the Hugging Face cache, an s3:// path)."""
+
+    hidden_size: int | None = None
+    intermediate_size: int | None = None
+    num_hidden_layers: int | None = None
+    num_attention_heads: int | None = None
+    num_key_value_heads: int | None = None
+    vocab_size: int | None = None
+    max_position_embeddings: int | None = None
+    head_dim: int | None = None  # None: hidden_size / num_attention_heads
+    tie_word_embeddings: bool = False
+    attention_bias: bool = True
+
+
+@dataclass
 class ModelConfig:
     name: str = MISSING
     kind: ModelKind = ModelKind.hf
     path: str = MISSING  # HF id, local dir, or s3:// URI (a SageMaker input channel)
     trust_remote_code: bool = False
     tiny: TinyModelConfig = field(default_factory=TinyModelConfig)
+    shape: ModelShapeConfig = field(default_factory=ModelShapeConfig)
+    # veRL's actor_rollout_ref.model.use_fused_kernels (log-probs and entropy without a
+    # (tokens x vocab) logits tensor). None: the veRL config decides.
+    use_fused_kernels: bool | None = None
 
 
 @dataclass

@@ -37,3 +37,42 @@ NO_GPU_MESSAGE = (
     "  Rehearse the whole loop on CPU instead:  nox -s prepare && nox -s train -- cluster=cpu\n"
     "  Or train on SageMaker GPUs:              nox -s train -- cluster=sagemaker_p4de"
 )
+
+
+# SageMaker instance types with NVIDIA GPUs: (GPU, GPUs per instance, GiB per GPU as torch
+# reports it, i.e. nvidia-smi's total less the driver's reserve).
+INSTANCE_GPUS: dict[str, tuple[str, int, float]] = {
+    "ml.p4d.24xlarge": ("A100-SXM4-40GB", 8, 39.39),
+    "ml.p4de.24xlarge": ("A100-SXM4-80GB", 8, 79.15),
+    "ml.p5.48xlarge": ("H100 80GB HBM3", 8, 79.11),
+    "ml.p5e.48xlarge": ("H200", 8, 139.8),
+    "ml.p5en.48xlarge": ("H200", 8, 139.8),
+    "ml.g5.12xlarge": ("A10G", 4, 21.99),
+    "ml.g5.48xlarge": ("A10G", 8, 21.99),
+    "ml.g6e.12xlarge": ("L40S", 4, 44.39),
+    "ml.g6e.48xlarge": ("L40S", 8, 44.39),
+}
+
+
+def local_gpu_memory() -> tuple[str, float] | None:
+    """(name, GiB) of this machine's first visible GPU from nvidia-smi, or None."""
+    smi = shutil.which("nvidia-smi")
+    if not smi:
+        return None
+    try:
+        out = subprocess.run(
+            [smi, "--query-gpu=name,memory.total", "--format=csv,noheader,nounits"],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    for line in out.stdout.splitlines():
+        name, _, mib = line.rpartition(",")
+        try:
+            return name.strip(), float(mib) / 1024
+        except ValueError:
+            continue
+    return None

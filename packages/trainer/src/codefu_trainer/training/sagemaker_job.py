@@ -87,8 +87,11 @@ def job_overrides(cfg: TrainConfig, user_overrides: Sequence[str]) -> list[str]:
     return out
 
 
-def build_job_spec(cfg: TrainConfig, conf_dir: Path, user_overrides: Sequence[str]) -> Any:
-    """The codefu_launcher.submit.JobSpec for this run."""
+def build_job_spec(
+    cfg: TrainConfig, conf_dir: Path, user_overrides: Sequence[str], force: bool = False
+) -> Any:
+    """The codefu_launcher.submit.JobSpec for this run (`force`: the head skips the refusal of
+    its preflight, as the submission did)."""
     from codefu_launcher.submit import InstanceGroupSpec, JobSpec
 
     sm = cfg.cluster.sagemaker
@@ -125,6 +128,7 @@ def build_job_spec(cfg: TrainConfig, conf_dir: Path, user_overrides: Sequence[st
             "codefu-train",
             "--config-dir",
             JOB_CONFIG_DIR,
+            *(["--force"] if force else []),
             *job_overrides(cfg, user_overrides),
         ],
         source_dir=str(conf_dir),
@@ -145,7 +149,7 @@ def build_job_spec(cfg: TrainConfig, conf_dir: Path, user_overrides: Sequence[st
     )
 
 
-def submit_run(run: ComposedRun) -> int:
+def submit_run(run: ComposedRun, force: bool = False) -> int:
     """Submit (or dry-run) the job; 0 when done. Raises PrerequisiteError (nothing was
     submitted) when the spec, the SDK or AWS access is missing."""
     from codefu_launcher.submit import SubmitError, submit
@@ -154,7 +158,7 @@ def submit_run(run: ComposedRun) -> int:
     judge_groups = [
         g.name for g in cfg.cluster.sagemaker.instance_groups if g.role is GroupRole.judge
     ]
-    spec = build_job_spec(cfg, run.conf_dir, run.overrides)
+    spec = build_job_spec(cfg, run.conf_dir, run.overrides, force)
     try:
         result = submit(spec)
     except SubmitError as exc:

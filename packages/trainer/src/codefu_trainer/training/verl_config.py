@@ -82,6 +82,8 @@ def derived_values(
         "trainer.logger": ["console", "mlflow"] if cfg.run.tracking.mlflow else ["console"],
         "++ray_kwargs.ray_init.runtime_env.env_vars": env_vars,
     }
+    if cfg.model.use_fused_kernels is not None:
+        values["actor_rollout_ref.model.use_fused_kernels"] = cfg.model.use_fused_kernels
     if cfg.cluster.kind is ClusterKind.cpu_verl:
         from codefu_trainer.training.verl_cpu.config import cpu_values
 
