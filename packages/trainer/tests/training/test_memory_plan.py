@@ -21,16 +21,10 @@ from codefu_trainer.training.model_shape import ModelShape, read_config_json, sh
 from ..conftest import REPO
 
 MEASUREMENTS = REPO / "docs" / "measurements"
+# The shape measured on the H200 (benchmarks/gpu_actor_memory.py's DeepSeek-R1-Distill-Qwen-7B).
 QWEN_7B = {
+    **json.loads((MEASUREMENTS / "actor_memory_h200.json").read_text())["shape"],
     "model_type": "qwen2",
-    "hidden_size": 3584,
-    "intermediate_size": 18944,
-    "num_hidden_layers": 28,
-    "num_attention_heads": 28,
-    "num_key_value_heads": 4,
-    "vocab_size": 152064,
-    "max_position_embeddings": 131072,
-    "tie_word_embeddings": False,
 }
 # DeepSeek-R1-Distill-Qwen-14B's config.json sizes (Qwen2.5-14B).
 QWEN_14B = {
@@ -99,6 +93,17 @@ def test_the_measurements_cover_the_issue_cases() -> None:
     }
     for tokens in (16384, 24576, 32768):
         assert {("off", tokens), ("logits", tokens), ("fused_torch", tokens)} <= seen
+
+
+def test_the_7b_model_group_names_the_measured_shape() -> None:
+    import yaml
+
+    group = yaml.safe_load(
+        (REPO / "conf" / "model" / "deepseek_r1_distill_qwen_7b.yaml").read_text()
+    )
+    assert {k: v for k, v in group["shape"].items() if k in QWEN_7B} == {
+        k: v for k, v in QWEN_7B.items() if k in group["shape"]
+    }
 
 
 def test_parameter_counts_of_known_models() -> None:

@@ -8,21 +8,25 @@ import subprocess
 from pathlib import Path
 
 
+def nvidia_smi(*args: str) -> str | None:
+    """nvidia-smi's output for `args`; None where it is missing or fails."""
+    smi = shutil.which("nvidia-smi")
+    if not smi:
+        return None
+    try:
+        out = subprocess.run([smi, *args], capture_output=True, text=True, timeout=30, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return out.stdout if out.returncode == 0 else None
+
+
 def visible_gpu_count() -> int:
     """NVIDIA GPUs this process may use: nvidia-smi's list, filtered by CUDA_VISIBLE_DEVICES."""
     visible = os.environ.get("CUDA_VISIBLE_DEVICES")
     if visible is not None and visible.strip() in ("", "-1"):
         return 0
-    count = 0
-    smi = shutil.which("nvidia-smi")
-    if smi:
-        try:
-            out = subprocess.run(
-                [smi, "-L"], capture_output=True, text=True, timeout=30, check=False
-            )
-            count = sum(1 for line in out.stdout.splitlines() if line.startswith("GPU "))
-        except (OSError, subprocess.TimeoutExpired):
-            count = 0
+    listed = nvidia_smi("-L") or ""
+    count = sum(1 for line in listed.splitlines() if line.startswith("GPU "))
     if count == 0:
         gpus = Path("/proc/driver/nvidia/gpus")
         count = len(list(gpus.iterdir())) if gpus.is_dir() else 0
@@ -56,20 +60,8 @@ INSTANCE_GPUS: dict[str, tuple[str, int, float]] = {
 
 def local_gpu_memory() -> tuple[str, float] | None:
     """(name, GiB) of this machine's first visible GPU from nvidia-smi, or None."""
-    smi = shutil.which("nvidia-smi")
-    if not smi:
-        return None
-    try:
-        out = subprocess.run(
-            [smi, "--query-gpu=name,memory.total", "--format=csv,noheader,nounits"],
-            capture_output=True,
-            text=True,
-            timeout=30,
-            check=False,
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    for line in out.stdout.splitlines():
+    listed = nvidia_smi("--query-gpu=name,memory.total", "--format=csv,noheader,nounits") or ""
+    for line in listed.splitlines():
         name, _, mib = line.rpartition(",")
         try:
             return name.strip(), float(mib) / 1024
