@@ -281,3 +281,27 @@ def test_a_local_model_missing_a_shard_is_named(tmp_path: Path) -> None:
     check = model_files_check(str(tmp_path))
     assert check is not None and check.ok
     assert model_files_check("deepseek-ai/DeepSeek-R1-Distill-Qwen-7B") is None  # a hub id
+
+
+def test_a_resumed_local_run_counts_its_own_checkpoints_as_room(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A resubmitted job finds its earlier steps on the disk: they are replaced, not added."""
+    import shutil
+    from collections import namedtuple
+
+    usage = namedtuple("usage", "total used free")
+    monkeypatch.setattr(
+        shutil, "disk_usage", lambda _: usage(500 * 10**9, 400 * 10**9, 100 * 10**9)
+    )
+    run = compose_run(CONF, ["cluster=local"], with_verl=False)
+    checkpoints = tmp_path / "checkpoints"
+    node = verl_node(trainer__default_local_dir=str(checkpoints))
+    first = disk_check(run.cfg, node, SEVEN_B)
+    assert first is not None and not first.ok  # 381 GB against 100 GB free
+    step = checkpoints / "global_step_16" / "actor"
+    step.mkdir(parents=True)
+    with (step / "model_world_size_8_rank_0.pt").open("wb") as f:
+        f.truncate(400 * 10**9)  # sparse: its size counts, no disk is used
+    resumed = disk_check(run.cfg, node, SEVEN_B)
+    assert resumed is not None and resumed.ok, resumed.detail

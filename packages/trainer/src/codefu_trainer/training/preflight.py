@@ -341,18 +341,24 @@ def disk_check(cfg: TrainConfig, verl: DictConfig, shape: ModelShape) -> Check |
     steps = (int(keep) if keep else 1_000_000) + 1
     nodes = int(verl.trainer.nnodes)
     per_step = checkpoint_bytes(verl, shape) / nodes
-    models = 2 * shape.params * 2  # the base model and the exported model, bf16
-    need = per_step * steps + models
     if cfg.cluster.kind is ClusterKind.sagemaker:
+        models = 2 * shape.params * 2  # the base model's channel and the exported model, bf16
+        need = per_step * steps + models
         have = cfg.cluster.sagemaker.volume_size_gb * 1e9
         where = f"cluster.sagemaker.volume_size_gb={cfg.cluster.sagemaker.volume_size_gb}"
         fix = f"cluster.sagemaker.volume_size_gb={int(need / 1e9 * 1.1) + 1}"
     else:
-        directory = Path(str(verl.trainer.default_local_dir))
+        # This machine: the base model is already here; checkpoints already written (a
+        # resumed run) count as room, since pruning replaces them.
+        models = shape.params * 2
+        need = per_step * steps + models
+        checkpoints = Path(str(verl.trainer.default_local_dir))
+        directory = checkpoints
         while not directory.exists() and directory != directory.parent:
             directory = directory.parent
-        have = shutil.disk_usage(directory).free
-        where = f"{have / 1e9:.0f} GB free under {directory}"
+        written = sum(f.stat().st_size for f in checkpoints.rglob("*") if f.is_file())
+        have = shutil.disk_usage(directory).free + written
+        where = f"{have / 1e9:.0f} GB free or held by checkpoints under {directory}"
         fix = "free disk space, or point run.dir at a larger disk"
     if not keep:
         return Check(
