@@ -142,9 +142,10 @@ def test_check_recipe_refuses_what_verl_would_refuse_once_running(
 
 
 def test_codefu_train_check_composes_a_recipe(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, gpu_sized_data: Path
 ) -> None:
-    args = ["--config-dir", str(CONF), f"run.dir={tmp_path}", "recipe=dapo"]
+    data = f"data.out_dir={gpu_sized_data}"
+    args = ["--config-dir", str(CONF), f"run.dir={tmp_path}", data, "recipe=dapo"]
     assert main(["--check", *args]) == 0
     out = capsys.readouterr().out
     assert "clip_ratio_high: 0.28" in out and "name: dapo" in out
