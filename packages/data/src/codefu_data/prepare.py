@@ -67,7 +67,7 @@ SEVERAL_VALID_ANSWERS = "several_valid_answers"
 ALL_PRIVATE_TESTS_TRUNCATED = "all_private_tests_truncated"
 # Outputs worth asking `truncated_output` about: those ending in an ellipsis.
 TRUNCATION_HINT = r"(?:\.\.\.|…)\s*$"
-RULE_NAMES = ("any_case", "tolerance", "several_answers")
+RULE_NAMES = ("any_case", "tolerance", "several_answers", "any_order")
 
 
 def rule_names(rules: JudgingRules) -> list[str]:
@@ -76,11 +76,22 @@ def rule_names(rules: JudgingRules) -> list[str]:
         name
         for name, present in zip(
             RULE_NAMES,
-            (bool(rules.any_case_words), rules.float_tolerance is not None, rules.several_answers),
+            (
+                bool(rules.any_case_words),
+                rules.float_tolerance is not None,
+                rules.several_answers,
+                bool(rules.any_order),
+            ),
             strict=True,
         )
         if present
     ]
+
+
+def judged_against_one_answer(rules: JudgingRules) -> bool:
+    """Several outputs are valid and the checker can only compare with the expected one
+    (a free order alone is judged by `codecontests`' `any_order`)."""
+    return rules.several_answers and not rules.any_order
 
 
 @dataclass
@@ -315,7 +326,8 @@ def prepare(
             config_values=config_values,
             progress=progress,
         )
-        several = manifest["judging_rules"]["several_answers"]["kept"]
+        found = manifest["judging_rules"]
+        several = found["several_answers"]["kept"] - found["any_order"]["kept"]
         if cfg.keep_several_answers and several:
             log(
                 f"warning: kept {several} problems whose statement accepts several valid answers "
@@ -506,7 +518,7 @@ def _process_batch(
         if reason is None and tier is not None:
             rules[i] = rules_from_statement(descs[i])
             stats.found(rules[i])
-            if rules[i].several_answers and not cfg.keep_several_answers:
+            if judged_against_one_answer(rules[i]) and not cfg.keep_several_answers:
                 reason = SEVERAL_VALID_ANSWERS
         counts[tier or UNTIERED][split][reason or "kept"] += 1
         if reason is None and tier is not None:

@@ -69,6 +69,7 @@ JUDGING_RULES_TYPE = pa.struct(
         ("float_tolerance", pa.float64()),
         ("tolerance_mode", pa.string()),
         ("several_answers", pa.bool_()),
+        ("any_order", pa.string()),
     ]
 )
 # The CodeFu reference's ground truth, field for field.
