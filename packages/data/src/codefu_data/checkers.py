@@ -60,8 +60,9 @@ def checker_file_stem(name: str) -> str:
 
 
 def detect_language(source: str) -> str:
-    """ "cpp" when the source has a C/C++ `#include`, else "python"."""
-    return "cpp" if re.search(r"^\s*#\s*include\b", source, re.MULTILINE) else "python"
+    """The language of a checker source: "cpp" when it has an `#include <...>` or
+    `#include "..."` line, else "python" (a comment "# include ..." names no header)."""
+    return "cpp" if re.search(r'^\s*#\s*include\s*[<"]', source, re.MULTILINE) else "python"
 
 
 def checker_from_column(value: Any, language: str) -> Checker | None:
