@@ -16,7 +16,8 @@ from codefu_data.checkers import (
     detect_language,
     verdict_table,
 )
-from codefu_data.config import CheckersConfig, check_checkers
+from codefu_data.config import CheckersConfig, DataConfig, check_checkers
+from codefu_data.prepare import prepare
 
 
 def test_file_stems_of_real_names() -> None:
@@ -81,3 +82,16 @@ def test_the_printed_table_has_every_problem() -> None:
     assert lines[0].split() == ["problem", "verdict", "TPR", "TNR", "accepted", "incorrect"]
     assert lines[1].split() == ["a", "checker_accepts_incorrect_program", "1.00", "0.00", "1", "1"]
     assert lines[2].split()[:2] == ["b", "kept"]
+
+
+def test_editing_a_checker_makes_the_output_out_of_date(tmp_path: Path) -> None:
+    folder = tmp_path / "checkers"
+    folder.mkdir()
+    cfg = DataConfig(
+        source="sample", out_dir=str(tmp_path / "out"), checkers=CheckersConfig(folder=str(folder))
+    )
+    first = prepare(cfg, progress=False, log=lambda _: None)
+    assert not first.skipped and first.manifest["checkers"] == {}
+    assert prepare(cfg, progress=False, log=lambda _: None).skipped
+    (folder / "some problem.py").write_text("import sys\nsys.exit(0)\n")
+    assert not prepare(cfg, progress=False, log=lambda _: None).skipped

@@ -155,8 +155,26 @@ def config_digest(cfg: DataConfig) -> tuple[dict[str, Any], str]:
     values = dataclasses.asdict(cfg)
     for key in ("out_dir", "force", "validate_workers", "tier"):
         values.pop(key)
+    values["checkers"].pop("workers")
+    if cfg.checkers.enabled():
+        values["checkers"]["files_sha256"] = _checker_files_digest(cfg)
     text = json.dumps(values, sort_keys=True)
     return values, hashlib.sha256(f"{__version__}\n{text}".encode()).hexdigest()
+
+
+def _checker_files_digest(cfg: DataConfig) -> str:
+    """sha256 of the checker folder's .cpp/.py files (names and contents) and testlib.h:
+    editing a checker makes the output out of date."""
+    h = hashlib.sha256()
+    paths: list[Path] = []
+    if cfg.checkers.folder:
+        folder = Path(cfg.checkers.folder).expanduser()
+        paths += sorted(p for p in folder.iterdir() if p.suffix in (".cpp", ".py"))
+    if cfg.checkers.testlib:
+        paths.append(Path(cfg.checkers.testlib).expanduser())
+    for path in paths:
+        h.update(path.name.encode() + b"\0" + _file_sha256(path).encode() + b"\0")
+    return h.hexdigest()
 
 
 def output_splits(cfg: DataConfig) -> list[str]:
