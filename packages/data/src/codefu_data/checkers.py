@@ -185,7 +185,10 @@ def validate_checker(judge: Any, cand: CheckerCandidate, cfg: CheckersConfig) ->
         and any(str(t.verdict) == "WA" for t in report.tests)
     ]
     reports = judge.judge_many(
-        [Submission(src, tests, problem_limits, config) for src in [*accepted, *differing]],
+        [  # a verdict per program is enough: each stops at its first failing test
+            Submission(src, tests, problem_limits, config, stop_on_first_failure=True)
+            for src in [*accepted, *differing]
+        ],
         max_workers=workers,
     )
     for report in reports:
