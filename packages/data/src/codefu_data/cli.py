@@ -125,6 +125,8 @@ def summary_table(manifest: dict[str, Any]) -> str:
     if truncated:
         lines.append(f"tests dropped for a truncated expected output: {truncated}")
     if manifest.get("checkers"):
+        kept = manifest.get("several_answers_kept_with_checker", 0)
+        lines.append(f"several-answer problems kept with a checker program: {kept}")
         lines.append("checker programs (validated on every kept test):")
         lines.append(verdict_table(manifest["checkers"]))
     if manifest.get("validation"):

@@ -119,6 +119,7 @@ class PrepareStats:
     truncated_tests: int = 0
     # problem name → its checker's validation (`CheckerVerdict.to_dict`)
     checkers: dict[str, dict[str, Any]] = dataclasses.field(default_factory=dict)
+    several_with_checker: int = 0  # several-answer problems kept, judged by their checker
 
     def found(self, rules: JudgingRules) -> None:
         for name in rule_names(rules):
@@ -136,6 +137,7 @@ class PrepareStats:
             },
             "tests_dropped": {"truncated_output": self.truncated_tests},
             "checkers": dict(sorted(self.checkers.items())),
+            "several_answers_kept_with_checker": self.several_with_checker,
         }
 
 
@@ -363,7 +365,11 @@ def prepare(
             progress=progress,
         )
         found = manifest["judging_rules"]
-        several = found["several_answers"]["kept"] - found["any_order"]["kept"]
+        several = (
+            found["several_answers"]["kept"]
+            - found["any_order"]["kept"]
+            - manifest["several_answers_kept_with_checker"]
+        )
         if cfg.keep_several_answers and several:
             log(
                 f"warning: kept {several} problems whose statement accepts several valid answers "
@@ -600,6 +606,8 @@ def _process_batch(
             continue
         for i in rows:
             stats.kept(rules[i])
+            if i in checker_sources and rules[i].several_answers:
+                stats.several_with_checker += 1
         sub = table.take(pa.array(rows, pa.int64()))
         prompts = [
             build_messages(

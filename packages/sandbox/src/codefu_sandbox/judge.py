@@ -148,7 +148,7 @@ class Judge:
         try:
             check = self._checker(config)
             compiled, binary = self.compiler.compile(source)
-        except SandboxError as exc:  # the checker's compile included
+        except SandboxError as exc:  # compiling the checker or the submission
             failed = CompileResult(False, 0.0, False, f"[internal error] {exc}")
             report = aggregate([], failed, len(tests), self.isolation)
             report.verdict = Verdict.IE

@@ -104,6 +104,7 @@ def test_checked_problems_are_kept_and_scored_by_their_checkers(tmp_path: Path) 
     for name, v in verdicts.items():
         assert (v["verdict"], v["tpr"], v["tnr"]) == ("kept", 1.0, 1.0), (name, v)
     assert SEVERAL_VALID_ANSWERS not in manifest["totals"]["dropped"]
+    assert manifest["several_answers_kept_with_checker"] == len(PROBLEMS)
     rows = [
         row
         for split in ("train", "test")
