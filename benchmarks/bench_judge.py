@@ -16,6 +16,10 @@ Three measurements, each compared with a baseline measured in the same run:
 3. Verdict stability: AC solutions and TLE-borderline spinners (calibrated to a fraction
    of the time limit on this machine) judged alone, then with the CPUs 4x oversubscribed
    by busy processes this script starts (and always stops). Target: zero changes.
+4. Checker programs: one submission judged on N tests with the built-in `codecontests`
+   comparison, with a C++ checker program and with a Python one (each run in the sandbox,
+   once per test), alternating in one run; the ratio of the judge's time per submission
+   (a reward step's judging) with each checker to the built-in one. No target: a figure.
 
 Prints a table per part with PASS/MISS per target and a final line of key figures. Exits
 non-zero only when something could not be measured (a compile failed, a known-correct
@@ -40,7 +44,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
 
-from codefu_sandbox import CompilerConfig, Judge, Limits, TestCase, Verdict, usable_cpus
+from codefu_sandbox import (
+    CheckerConfig,
+    CompilerConfig,
+    Judge,
+    Limits,
+    TestCase,
+    Verdict,
+    usable_cpus,
+)
 from codefu_sandbox.judge import DEFAULT_OUTPUT_LIMIT, cgroup_cap, per_test_run_limits
 from codefu_sandbox.runner import Runner
 
@@ -215,6 +227,58 @@ def bench_overhead(judge: Judge, tests_per_round: int, rounds: int) -> tuple[lis
         )
     )
     return [Target("added run overhead per test", overhead, 3.0, " ms")], overhead
+
+
+CPP_CHECKER = """#include <bits/stdc++.h>
+int main(int argc, char** argv) {
+    std::ifstream out(argv[2]), ans(argv[3]);
+    std::multiset<std::string> got, want;
+    for (std::string s; out >> s;) got.insert(s);
+    for (std::string s; ans >> s;) want.insert(s);
+    return got == want ? 0 : 1;
+}
+"""
+PY_CHECKER = """import sys
+from pathlib import Path
+out, ans = (sorted(Path(p).read_text().split()) for p in sys.argv[2:4])
+sys.exit(0 if out == ans else 1)
+"""
+
+
+def bench_checkers(judge: Judge, tests_per_round: int, rounds: int) -> dict[str, float]:
+    """Seconds per judged submission with the built-in comparison and with checker
+    programs (C++, Python), alternating; the C++ checker compiled once beforehand."""
+    source = (SOLUTIONS / "echo.cpp").read_text()
+    tests = [TestCase(f"{i}\n", f"{i}\n") for i in range(tests_per_round)]
+    checkers = {
+        "built-in codecontests": CheckerConfig("codecontests"),
+        "C++ checker program": CheckerConfig("program", {"source": CPP_CHECKER}),
+        "Python checker program": CheckerConfig(
+            "program", {"source": PY_CHECKER, "language": "python"}
+        ),
+    }
+    times: dict[str, list[float]] = {name: [] for name in checkers}
+    for name, config in checkers.items():  # warm-up: compiles, caches
+        if judge.judge(source, tests[:1], LIMITS, config).verdict != Verdict.AC:
+            raise BenchError(f"echo.cpp was not accepted with the {name}")
+    for _ in range(rounds):
+        for name, config in checkers.items():
+            started = time.perf_counter()
+            report = judge.judge(source, tests, LIMITS, config)
+            times[name].append(time.perf_counter() - started)
+            if report.verdict != Verdict.AC:
+                raise BenchError(f"echo.cpp was judged {report.verdict} with the {name}")
+    base = p50(times["built-in codecontests"])
+    rows = [
+        [name, f"{p50(t):.3f}", f"{p50(t) / tests_per_round * 1000:.2f}", f"{p50(t) / base:.1f}x"]
+        for name, t in times.items()
+    ]
+    print(
+        f"\n== 4. Checker programs ({rounds} alternating rounds x {tests_per_round} tests, "
+        "p50 of rounds)"
+    )
+    print(table(["checker", "s / submission", "ms / test", "ratio"], rows))
+    return {name: p50(t) / base for name, t in times.items()}
 
 
 def previous_launcher(ref: str, directory: Path) -> Path:
@@ -439,8 +503,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="git commit whose launcher is the baseline of part 2b (default: the last "
         "one with the denylist filter)",
     )
+    parser.add_argument(
+        "--only-checkers",
+        action="store_true",
+        help="run part 4 (checker programs) alone",
+    )
     args = parser.parse_args(argv)
     started = time.perf_counter()
+    if args.only_checkers:
+        try:
+            with tempfile.TemporaryDirectory(prefix="codefu-bench-judge-") as tmp:
+                ratios = bench_checkers(Judge(Path(tmp)), args.tests_per_round, args.rounds)
+        except BenchError as exc:
+            print(f"\nERROR: {exc}", file=sys.stderr)
+            return 1
+        print(f"\nKEY judge checkers: {_ratios(ratios)} wall={time.perf_counter() - started:.0f}s")
+        return 0
     print(f"Judge benchmark: {usable_cpus()} usable CPUs, load average {os.getloadavg()[0]:.1f}")
     targets: list[Target] = []
     try:
@@ -460,6 +538,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 judge, sources, typical_tests(), args.load_factor
             )
             targets += stability_targets
+            ratios = bench_checkers(judge, args.tests_per_round, args.rounds)
     except BenchError as exc:
         print(f"\nERROR: {exc}", file=sys.stderr)
         return 1
@@ -475,10 +554,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"run_overhead={overhead:.2f}ms/test "
         f"filter_added={filter_added:.2f}ms/test "
         f"verdict_changes_under_load={changes} "
+        f"{_ratios(ratios)} "
         f"targets_met={sum(t.met for t in targets)}/{len(targets)} "
         f"wall={time.perf_counter() - started:.0f}s"
     )
     return 0
+
+
+def _ratios(ratios: dict[str, float]) -> str:
+    cpp, python = ratios["C++ checker program"], ratios["Python checker program"]
+    return f"checker_cpp_ratio={cpp:.1f}x checker_python_ratio={python:.1f}x"
 
 
 if __name__ == "__main__":

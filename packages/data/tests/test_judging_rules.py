@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 
 from codefu_data.judging_rules import (
     JudgingRules,
+    checker_params_for,
     parse_tolerance,
     rules_from_statement,
     truncated_output,
@@ -713,7 +714,7 @@ EXCERPTS: list[tuple[str, str, JudgingRules]] = [
 
         Print all tram lines that Arkady could be in, in arbitrary order.
         """,
-        JudgingRules(several_answers=True),
+        JudgingRules(several_answers=True, any_order="all"),
     ),
     (
         "998_A. Balloons",
@@ -741,7 +742,7 @@ EXCERPTS: list[tuple[str, str, JudgingRules]] = [
         names are: Power, Time, Space, Soul, Reality, Mind. Names can be printed in any order.
         Keep the first letter uppercase, others lowercase.
         """,
-        JudgingRules(several_answers=True),
+        JudgingRules(several_answers=True, any_order="all"),
     ),
     (
         "306_A. Candies",
@@ -754,7 +755,7 @@ EXCERPTS: list[tuple[str, str, JudgingRules]] = [
         i-th friend's present. All numbers ai must be positive integers, total up to n, the
         maximum one should differ from the minimum one by the smallest possible value.
         """,
-        JudgingRules(several_answers=True),
+        JudgingRules(several_answers=True, any_order="all"),
     ),
     (
         "1195_B. Sport Mafia",
@@ -986,6 +987,34 @@ def test_several_answers_sentence(sentence: str, several: bool) -> None:
 
 
 @pytest.mark.parametrize(
+    ("sentence", "order"),
+    [
+        ("You may print the pairs in any order.", "all"),
+        ("Names can be printed in any order.", "all"),
+        ("In each line, the two names can be printed in any order.", "line"),
+        ("You can print the numbers in the lines in any order.", "line"),
+        ("In the second line print exactly k integers in any order.", "line"),
+        ("Print the indices in any order. If there are several answers, print any.", ""),
+        ("The numbers are given in arbitrary order.", ""),
+    ],
+)
+def test_order_free_sentence(sentence: str, order: str) -> None:
+    rules = rules_from_statement(f"Output\n\nPrint the pairs.\n\n{sentence}\n")
+    assert rules.any_order == order
+    assert rules.several_answers or not order
+
+
+def test_any_order_needs_several_answers() -> None:
+    with pytest.raises(ValueError, match="several_answers is false"):
+        JudgingRules(any_order="line")
+    with pytest.raises(ValueError, match='"line" or "all"'):
+        JudgingRules(several_answers=True, any_order="tokens")
+    rules = JudgingRules(several_answers=True, any_order="line")
+    assert JudgingRules.from_dict(rules.to_dict()) == rules
+    assert checker_params_for(rules, "codecontests") == {"any_order": "line"}
+
+
+@pytest.mark.parametrize(
     ("sentence", "words"),
     [
         ("In any case, the answer is 2.", ()),
@@ -1137,6 +1166,7 @@ def test_to_dict_is_json_and_reads_back() -> None:
         "float_tolerance": 1e-6,
         "tolerance_mode": "absolute_or_relative",
         "several_answers": True,
+        "any_order": "",
     }
     assert JudgingRules.from_dict(data) == rules
 
@@ -1192,6 +1222,15 @@ def test_from_dict_names_the_bad_key(data: dict[str, Any], key: str) -> None:
 # of the 120 say only that the output may come in any order). Truncated outputs: every
 # expected output containing "..." (80) was read; 17 are cut, in 7 problems.
 REAL_COUNTS = {"any_case": 66, "tolerance": 9, "several_answers": 120, "any_rule": 190}
+# The 6 whose statement frees only the order, and how (the sentences were read).
+REAL_ANY_ORDER = {
+    "1056_A. Determine Line": "all",
+    "334_A. Candy Bags": "line",
+    "306_A. Candies": "all",
+    "987_A. Infinity Gauntlet": "all",
+    "1015_A. Points in Segments": "line",
+    "776_A. A Serial Killer": "line",
+}
 REAL_TOLERANCES = {
     "157_B. Trace": 1e-4,
     "200_B. Drinks": 1e-4,
@@ -1233,6 +1272,7 @@ def test_all_real_statements() -> None:
     tolerances: dict[str, float] = {}
     words: dict[tuple[str, ...], int] = {}
     cut: dict[str, int] = {}
+    orders: dict[str, str] = {}
     for row in rows:
         truth = row["reward_model"]["ground_truth"]
         rules = rules_from_statement(row["prompt"][0]["content"].split("Problem:", 1)[1])
@@ -1240,6 +1280,8 @@ def test_all_real_statements() -> None:
         counts["tolerance"] += rules.float_tolerance is not None
         counts["several_answers"] += rules.several_answers
         counts["any_rule"] += not rules.is_empty()
+        if rules.any_order:
+            orders[truth["name"]] = rules.any_order
         if rules.any_case_words:
             words[rules.any_case_words] = words.get(rules.any_case_words, 0) + 1
         if rules.float_tolerance is not None:
@@ -1258,3 +1300,4 @@ def test_all_real_statements() -> None:
     assert words[("NO", "YES")] == 50 and words[("No", "Yes")] == 10
     assert words[("DA", "NET")] == words[("even", "odd")] == words[("NO",)] == 1
     assert cut == REAL_CUT
+    assert orders == REAL_ANY_ORDER

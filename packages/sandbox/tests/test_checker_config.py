@@ -11,6 +11,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from codefu_sandbox import CheckerConfig
+from codefu_sandbox.checker_runner import CheckerError, with_testlib
+from codefu_sandbox.checkers import program
 from codefu_sandbox.judge import checker_config
 
 rules = st.fixed_dictionaries(
@@ -105,3 +107,36 @@ def test_the_judge_takes_a_name_with_params_or_a_config() -> None:
         checker_config(config, {"tolerance": 1e-3})
     with pytest.raises(ValueError, match="tolerance"):
         checker_config("codecontests", {"tolerence": 1e-4})
+
+
+def test_a_checker_program_configuration_is_checked() -> None:
+    config = CheckerConfig("program", {"source": "int main(){}", "language": "cpp"})
+    assert CheckerConfig.from_dict(config.to_dict()) == config
+    with pytest.raises(ValueError, match="language must be one of cpp, python"):
+        CheckerConfig("program", {"source": "x", "language": "ruby"})
+    with pytest.raises(ValueError, match="`source` must be"):
+        CheckerConfig("program", {"language": "python"})
+    with pytest.raises(ValueError, match="time_seconds must be > 0"):
+        CheckerConfig("program", {"source": "x", "time_seconds": 0})
+    with pytest.raises(ValueError, match="takes no parameter 'sandbox'"):
+        CheckerConfig("program", {"source": "x", "sandbox": None})
+
+
+def test_a_checker_program_never_runs_outside_the_sandbox() -> None:
+    with pytest.raises(ValueError, match="only in the judge's sandbox"):
+        program.check("1", "1", source="import sys\nsys.exit(0)\n", language="python")
+
+
+def test_testlib_h_is_the_users_copy(tmp_path: Path) -> None:
+    source = '#include <cstdio>\n#include "testlib.h"\nint main() { return ok(); }\n'
+    with pytest.raises(CheckerError, match=r"no testlib\.h was given"):
+        with_testlib(source, "")
+    with pytest.raises(CheckerError, match=r"testlib\.h not found"):
+        with_testlib(source, tmp_path / "missing.h")
+    header = tmp_path / "testlib.h"
+    header.write_text("inline int ok() { return 0; }\n")
+    inlined = with_testlib(source, header)
+    assert "inline int ok()" in inlined and "testlib.h" not in inlined
+    assert inlined.startswith("#include <cstdio>\n")
+    plain = "int main() { return 0; }\n"
+    assert with_testlib(plain, "") == plain  # no include: no header needed

@@ -373,6 +373,8 @@ def test_a_misspelt_parameter_is_an_error() -> None:
         ({"any_case_words": ["YES", ""]}, "non-empty token"),
         ({"any_case_words": ["YES NO"]}, "non-empty token"),
         ({"any_case_words": [1]}, "non-empty token"),
+        ({"any_order": "tokens"}, "any_order must be"),
+        ({"any_order": True}, "any_order must be"),
     ],
 )
 def test_unusable_rule_values_are_refused(params: dict[str, object], fragment: str) -> None:
@@ -383,3 +385,70 @@ def test_unusable_rule_values_are_refused(params: dict[str, object], fragment: s
 def test_every_checker_takes_the_input_the_judge_passes() -> None:
     for name in BUILTIN:
         assert get_checker(name)("1\n", "1\n", input="0\n").ok
+
+
+# ---------------------------------------------------------------- any_order
+
+
+@given(
+    rows=st.lists(
+        st.lists(st.from_regex(r"[a-z0-9]{1,3}", fullmatch=True), max_size=5), max_size=5
+    ),
+    data=st.data(),
+)
+def test_any_order_accepts_every_permutation_it_frees(
+    rows: list[list[str]], data: st.DataObject
+) -> None:
+    expected = "\n".join(" ".join(row) for row in rows) + "\n"
+    within = [data.draw(st.permutations(row)) for row in rows]
+    line_order = "\n".join(" ".join(row) for row in within)
+    assert get_checker("codecontests")(line_order, expected, any_order="line").ok
+    moved = data.draw(st.permutations(within))
+    every_order = "\n".join(" ".join(row) for row in moved)
+    assert get_checker("codecontests")(every_order, expected, any_order="all").ok
+
+
+@given(
+    rows=st.lists(
+        st.lists(st.from_regex(r"[a-z0-9]{1,3}", fullmatch=True), min_size=1, max_size=5),
+        min_size=1,
+        max_size=5,
+    ),
+    data=st.data(),
+)
+def test_any_order_rejects_a_changed_token(rows: list[list[str]], data: st.DataObject) -> None:
+    expected = "\n".join(" ".join(row) for row in rows)
+    r = data.draw(st.integers(0, len(rows) - 1))
+    c = data.draw(st.integers(0, len(rows[r]) - 1))
+    changed = [list(row) for row in rows]
+    changed[r][c] += "x"  # a token no expected token equals
+    output = "\n".join(" ".join(row) for row in changed)
+    for mode in ("line", "all"):
+        assert not get_checker("codecontests")(output, expected, any_order=mode).ok
+
+
+def test_any_order_line_keeps_the_lines_in_order() -> None:
+    check = get_checker("codecontests")
+    expected = "icm codeforces\nicm technex\n"
+    assert check("codeforces icm\ntechnex icm\n", expected, any_order="line").ok
+    assert not check("icm technex\nicm codeforces\n", expected, any_order="line").ok
+    assert check("icm technex\nicm codeforces\n", expected, any_order="all").ok
+    # a token moved to another line is no reordering within a line
+    assert not check("1 2 3\n4\n", "1 2\n3 4\n", any_order="line").ok
+    assert not check("1 2 3\n4\n", "1 2\n3 4\n", any_order="all").ok
+
+
+def test_any_order_counts_repeated_tokens() -> None:
+    check = get_checker("codecontests")
+    assert check("3 2 3 2\n", "2 2 3 3\n", any_order="line").ok
+    assert not check("3 3 3 2\n", "2 2 3 3\n", any_order="line").ok
+    assert not check("2 3\n", "2 2 3\n", any_order="all").ok
+
+
+def test_any_order_keeps_the_other_rules() -> None:
+    check = get_checker("codecontests")
+    assert check("yes 2.0000001 1\n", "1 2.0 YES\n", any_order="line", any_case_words=["YES"]).ok
+    assert not check("yes 2.01 1\n", "1 2.0 YES\n", any_order="line", any_case_words=["YES"]).ok
+    assert not check("Power\n", "power\n", any_order="all").ok
+    # empty lines are no answer: "0" then an empty second line
+    assert check("0\n", "0\n\n", any_order="line").ok

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from codefu_data.checkers import verdict_table
 from codefu_data.compose import ConfigError, compose_config
 from codefu_data.config import (
     DataConfig,
@@ -123,6 +124,11 @@ def summary_table(manifest: dict[str, Any]) -> str:
     truncated = (manifest.get("tests_dropped") or {}).get("truncated_output", 0)
     if truncated:
         lines.append(f"tests dropped for a truncated expected output: {truncated}")
+    if manifest.get("checkers"):
+        kept = manifest.get("several_answers_kept_with_checker", 0)
+        lines.append(f"several-answer problems kept with a checker program: {kept}")
+        lines.append("checker programs (validated on every kept test):")
+        lines.append(verdict_table(manifest["checkers"]))
     if manifest.get("validation"):
         v = manifest["validation"]
         lines.append("validation: " + ", ".join(f"{k}={n}" for k, n in sorted(v.items())))

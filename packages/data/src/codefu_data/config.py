@@ -86,6 +86,36 @@ def _default_tiers() -> dict[str, TierRange]:
 
 
 @dataclass
+class CheckersConfig:
+    """Per-problem checker programs (`codefu_data.checkers`).
+
+    column: a dataset column holding a problem's checker source (null: none); language:
+      its language, "cpp", "python" or "auto" (C++ when it has an #include). folder: a
+      folder of `<name>.cpp`/`<name>.py` files (name mapped by `checker_file_stem`).
+    testlib: the path of your testlib.h, for C++ checkers that include it.
+    time_seconds / memory_bytes: a checker's own limits per test.
+    min_tpr / min_tnr: the rates a checker must reach on the known programs, over at least
+      min_accepted accepted and min_incorrect incorrect ones; max_programs of each kind run.
+    """
+
+    column: str | None = None
+    language: str = "auto"
+    folder: str | None = None
+    testlib: str | None = None
+    time_seconds: float = 10.0
+    memory_bytes: int = 1 << 30
+    min_tpr: float = 1.0
+    min_tnr: float = 1.0
+    min_accepted: int = 1
+    min_incorrect: int = 1
+    max_programs: int = 3
+    workers: int = 0  # 0: the judge's default (usable CPUs)
+
+    def enabled(self) -> bool:
+        return bool(self.column or self.folder)
+
+
+@dataclass
 class DataConfig:
     """Everything that decides the processed dataset (all of it goes into the manifest).
 
@@ -125,6 +155,7 @@ class DataConfig:
     batch_size: int = 64
     force: bool = False  # rerun even when the output is up to date
     prompt: PromptConfig = field(default_factory=PromptConfig)
+    checkers: CheckersConfig = field(default_factory=CheckersConfig)
 
 
 @dataclass
@@ -188,6 +219,29 @@ def check_config(cfg: DataConfig) -> None:
         raise ValueError("data.prompt.instructions is empty: give at least one instruction.")
     check_tiers(cfg.tiers)
     check_template(cfg.prompt.template)
+    check_checkers(cfg.checkers)
+
+
+def check_checkers(cfg: CheckersConfig) -> None:
+    """Raise ValueError naming the `data.checkers` setting to fix."""
+    if cfg.language not in ("auto", "cpp", "python"):
+        raise ValueError(f"data.checkers.language={cfg.language!r}: use auto, cpp or python.")
+    if cfg.folder and not Path(cfg.folder).expanduser().is_dir():
+        raise ValueError(f"data.checkers.folder={cfg.folder!r} is not a directory.")
+    if cfg.testlib and not Path(cfg.testlib).expanduser().is_file():
+        raise ValueError(
+            f"data.checkers.testlib={cfg.testlib!r} is not a file: give the path of your "
+            "copy of testlib.h (https://github.com/MikeMirzayanov/testlib)."
+        )
+    for key in ("min_tpr", "min_tnr"):
+        if not 0.0 <= getattr(cfg, key) <= 1.0:
+            raise ValueError(f"data.checkers.{key} must be within [0, 1].")
+    if cfg.min_accepted < 0 or cfg.min_incorrect < 0 or cfg.max_programs < 1:
+        raise ValueError(
+            "data.checkers: min_accepted and min_incorrect must be >= 0, max_programs >= 1."
+        )
+    if not cfg.time_seconds > 0 or cfg.memory_bytes <= 0:
+        raise ValueError("data.checkers: time_seconds and memory_bytes must be > 0.")
 
 
 def check_tiers(tiers: dict[str, TierRange]) -> None:

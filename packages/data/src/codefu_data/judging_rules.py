@@ -17,6 +17,7 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 TOLERANCE_MODES = ("absolute_or_relative", "absolute", "relative")
+ANY_ORDER_MODES = ("", "line", "all")
 
 # ---------------------------------------------------------------------------------------------
 # The rules
@@ -30,13 +31,17 @@ class JudgingRules:
     statement, sorted and deduplicated (e.g. ("NO", "YES")). `float_tolerance`: the
     statement's error bound 10^-k, None if it gives none. `tolerance_mode`:
     "absolute_or_relative", "absolute" or "relative"; "" exactly when there is no tolerance.
-    `several_answers`: the statement says more than one output is valid.
+    `several_answers`: the statement says more than one output is valid. `any_order`: how,
+    when the order of the output's items is all the statement frees (`several_answers` is
+    then true too): "line" for the tokens within each line, "all" for the lines as well;
+    "" otherwise.
     """
 
     any_case_words: tuple[str, ...] = ()
     float_tolerance: float | None = None
     tolerance_mode: str = ""
     several_answers: bool = False
+    any_order: str = ""
 
     def __post_init__(self) -> None:
         words = self.any_case_words
@@ -74,6 +79,13 @@ class JudgingRules:
             )
         if not isinstance(self.several_answers, bool):
             raise ValueError(f"several_answers must be true or false, not {self.several_answers!r}")
+        if self.any_order not in ANY_ORDER_MODES:
+            raise ValueError(f'any_order must be "", "line" or "all", got {self.any_order!r}')
+        if self.any_order and not self.several_answers:
+            raise ValueError(
+                "any_order is set but several_answers is false; an order-free "
+                "output is one of several valid answers, so set both"
+            )
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-able dict (lists, not tuples) that `from_dict` reads back."""
@@ -82,6 +94,7 @@ class JudgingRules:
             "float_tolerance": self.float_tolerance,
             "tolerance_mode": self.tolerance_mode,
             "several_answers": self.several_answers,
+            "any_order": self.any_order,
         }
 
     @classmethod
@@ -110,6 +123,7 @@ class JudgingRules:
             float_tolerance=data.get("float_tolerance"),
             tolerance_mode=data.get("tolerance_mode") or "",
             several_answers=data.get("several_answers", False),
+            any_order=data.get("any_order") or "",
         )
 
     def is_empty(self) -> bool:
@@ -122,8 +136,9 @@ def checker_params_for(rules: JudgingRules, checker: str) -> dict[str, Any]:
 
     `codecontests` takes them all (tolerance and its mode with `real_numbers`, the any-case
     words); `floats` takes the tolerance as its `precision` (always absolute-or-relative);
-    other checkers take none. Several valid answers have no parameter: no checker that
-    compares with one expected output can apply that rule.
+    other checkers take none. Of several valid answers only a free order has a parameter
+    (`codecontests`' `any_order`); no checker that compares with one expected output can
+    apply any other.
     """
     params: dict[str, Any] = {}
     if checker == "codecontests":
@@ -133,6 +148,8 @@ def checker_params_for(rules: JudgingRules, checker: str) -> dict[str, Any]:
             params["real_numbers"] = True
         if rules.any_case_words:
             params["any_case_words"] = list(rules.any_case_words)
+        if rules.any_order:
+            params["any_order"] = rules.any_order
     elif checker == "floats" and rules.float_tolerance is not None:
         params["precision"] = rules.float_tolerance
     return params
@@ -142,11 +159,14 @@ def rules_from_statement(statement: str) -> JudgingRules:
     """The judging rules a problem statement states (see the module docstring)."""
     doc = _Statement(statement)
     tolerance, mode = _tolerance(doc)
+    any_answer = _any_answer_accepted(doc)
+    order = _output_order_free(doc)
     return JudgingRules(
         any_case_words=_any_case_words(doc),
         float_tolerance=tolerance,
         tolerance_mode=mode,
-        several_answers=_any_answer_accepted(doc) or _output_order_free(doc),
+        several_answers=any_answer or bool(order),
+        any_order="" if any_answer else order,
     )
 
 
@@ -442,6 +462,11 @@ _ORDER_FREE = re.compile(
     r"|\border\s+(?:of\s+(?:the\s+)?\w+\s+)?(?:does\s+not|doesn't)\s+matter\b",
     re.IGNORECASE,
 )
+_ONE_LINE = re.compile(
+    r"\b(?:each|every|the|a|one|same|first|second|third|next|that)\s+lines?\b"
+    r"|\bin\s+the\s+lines\b",
+    re.IGNORECASE,
+)
 _OUTPUT_VERB = re.compile(r"\b(?:print\w*|output\w*)\b", re.IGNORECASE)
 _NOT_OUTPUT_ORDER = re.compile(
     r"\b(?:given|input|distinct\s+integers\s+from\s+1\s+to|permutation)\b", re.IGNORECASE
@@ -462,20 +487,22 @@ def _any_answer_accepted(doc: _Statement) -> bool:
     return False
 
 
-def _output_order_free(doc: _Statement) -> bool:
-    """The statement lets the output's items come in any order.
+def _output_order_free(doc: _Statement) -> str:
+    """How the statement lets the output's items come in any order: "" not at all.
 
     "You may print the indices in any order", or, in the output part, "b_1, …, b_k can be
     in any order" / "The order of packets doesn't matter"; not "the spells can be used in
-    any order" nor "the numbers are given in arbitrary order".
+    any order" nor "the numbers are given in arbitrary order". "line" when the sentence
+    speaks of a line ("In each line, the two names can be printed in any order", "In the
+    second line print k integers in any order"): the order within each line; else "all".
     """
     output_sentences = set(doc.sentences(doc.output)) if doc.has_output_section else set()
     for sentence in doc.sentences(doc.prose):
         if not _ORDER_FREE.search(sentence) or _NOT_OUTPUT_ORDER.search(sentence):
             continue
         if _OUTPUT_VERB.search(sentence) or sentence in output_sentences:
-            return True
-    return False
+            return "line" if _ONE_LINE.search(sentence) else "all"
+    return ""
 
 
 # ---------------------------------------------------------------------------------------------

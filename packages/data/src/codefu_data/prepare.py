@@ -19,7 +19,7 @@ import json
 import os
 import shutil
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -30,6 +30,14 @@ import pyarrow.parquet as pq
 from tqdm import tqdm
 
 from codefu_data import __version__
+from codefu_data.checkers import (
+    Checker,
+    CheckerCandidate,
+    checker_config,
+    checker_from_column,
+    checker_from_folder,
+    validate_checker,
+)
 from codefu_data.config import DataConfig, check_config
 from codefu_data.filters import DuplicateIndex, ProblemMeta, quality_reason
 from codefu_data.judging_rules import (
@@ -42,6 +50,7 @@ from codefu_data.prompts import build_messages
 from codefu_data.reader import DataError, Source, resolve_source
 from codefu_data.schema import (
     ABILITY,
+    CHECKER_TYPE,
     DATA_SOURCE,
     EXTRA_INFO_TYPE,
     GROUND_TRUTH_TYPE,
@@ -54,6 +63,7 @@ from codefu_data.schema import (
     VALIDATION_COLUMNS,
     time_limit_seconds,
 )
+from codefu_data.solutions import cpp_programs
 from codefu_data.tiers import assign_tier
 from codefu_data.validate import NO_PRIVATE_TESTS_AFTER_VALIDATION, Candidate, Validator
 
@@ -67,7 +77,7 @@ SEVERAL_VALID_ANSWERS = "several_valid_answers"
 ALL_PRIVATE_TESTS_TRUNCATED = "all_private_tests_truncated"
 # Outputs worth asking `truncated_output` about: those ending in an ellipsis.
 TRUNCATION_HINT = r"(?:\.\.\.|…)\s*$"
-RULE_NAMES = ("any_case", "tolerance", "several_answers")
+RULE_NAMES = ("any_case", "tolerance", "several_answers", "any_order")
 
 
 def rule_names(rules: JudgingRules) -> list[str]:
@@ -76,11 +86,22 @@ def rule_names(rules: JudgingRules) -> list[str]:
         name
         for name, present in zip(
             RULE_NAMES,
-            (bool(rules.any_case_words), rules.float_tolerance is not None, rules.several_answers),
+            (
+                bool(rules.any_case_words),
+                rules.float_tolerance is not None,
+                rules.several_answers,
+                bool(rules.any_order),
+            ),
             strict=True,
         )
         if present
     ]
+
+
+def judged_against_one_answer(rules: JudgingRules) -> bool:
+    """Several outputs are valid and the checker can only compare with the expected one
+    (a free order alone is judged by `codecontests`' `any_order`)."""
+    return rules.several_answers and not rules.any_order
 
 
 @dataclass
@@ -96,6 +117,9 @@ class PrepareStats:
         default_factory=lambda: dict.fromkeys(RULE_NAMES, 0)
     )
     truncated_tests: int = 0
+    # problem name → its checker's validation (`CheckerVerdict.to_dict`)
+    checkers: dict[str, dict[str, Any]] = dataclasses.field(default_factory=dict)
+    several_with_checker: int = 0  # several-answer problems kept, judged by their checker
 
     def found(self, rules: JudgingRules) -> None:
         for name in rule_names(rules):
@@ -112,6 +136,8 @@ class PrepareStats:
                 for name in RULE_NAMES
             },
             "tests_dropped": {"truncated_output": self.truncated_tests},
+            "checkers": dict(sorted(self.checkers.items())),
+            "several_answers_kept_with_checker": self.several_with_checker,
         }
 
 
@@ -131,8 +157,26 @@ def config_digest(cfg: DataConfig) -> tuple[dict[str, Any], str]:
     values = dataclasses.asdict(cfg)
     for key in ("out_dir", "force", "validate_workers", "tier"):
         values.pop(key)
+    values["checkers"].pop("workers")
+    if cfg.checkers.enabled():
+        values["checkers"]["files_sha256"] = _checker_files_digest(cfg)
     text = json.dumps(values, sort_keys=True)
     return values, hashlib.sha256(f"{__version__}\n{text}".encode()).hexdigest()
+
+
+def _checker_files_digest(cfg: DataConfig) -> str:
+    """sha256 of the checker folder's .cpp/.py files (names and contents) and testlib.h:
+    editing a checker makes the output out of date."""
+    h = hashlib.sha256()
+    paths: list[Path] = []
+    if cfg.checkers.folder:
+        folder = Path(cfg.checkers.folder).expanduser()
+        paths += sorted(p for p in folder.iterdir() if p.suffix in (".cpp", ".py"))
+    if cfg.checkers.testlib:
+        paths.append(Path(cfg.checkers.testlib).expanduser())
+    for path in paths:
+        h.update(path.name.encode() + b"\0" + _file_sha256(path).encode() + b"\0")
+    return h.hexdigest()
 
 
 def output_splits(cfg: DataConfig) -> list[str]:
@@ -205,6 +249,7 @@ def _build_rows(
     tier: str,
     first_index: int,
     tests_override: tuple[list[dict[str, list[str]]], list[dict[str, list[str]]]] | None,
+    checkers: list[dict[str, Any] | None] | None = None,
 ) -> pa.Table:
     n = sub.num_rows
     if tests_override is None:
@@ -230,6 +275,7 @@ def _build_rows(
             public,
             time_limit,
             pa.array([r.to_dict() for r in rules], JUDGING_RULES_TYPE),
+            pa.array(checkers or [None] * n, CHECKER_TYPE),
         ],
         fields=list(GROUND_TRUTH_TYPE),
     )
@@ -289,6 +335,9 @@ def prepare(
         raise DataError(str(exc)) from exc
     source = resolve_source(cfg.source)
     columns = list(REQUIRED_COLUMNS) + (list(VALIDATION_COLUMNS) if cfg.validate else [])
+    if cfg.checkers.enabled():
+        wanted = ["solutions", "incorrect_solutions", cfg.checkers.column or ""]
+        columns += [c for c in wanted if c and c not in columns]
     source.check_columns(columns)
     out = Path(cfg.out_dir).expanduser().resolve()
     config_values, digest = config_digest(cfg)
@@ -315,7 +364,12 @@ def prepare(
             config_values=config_values,
             progress=progress,
         )
-        several = manifest["judging_rules"]["several_answers"]["kept"]
+        found = manifest["judging_rules"]
+        several = (
+            found["several_answers"]["kept"]
+            - found["any_order"]["kept"]
+            - manifest["several_answers_kept_with_checker"]
+        )
         if cfg.keep_several_answers and several:
             log(
                 f"warning: kept {several} problems whose statement accepts several valid answers "
@@ -388,6 +442,7 @@ def _run(
     }
     counts: Counts = defaultdict(lambda: defaultdict(lambda: defaultdict(int)))
     validator = Validator(cfg) if cfg.validate else None
+    checker_judge = _checker_judge() if cfg.checkers.enabled() else None
     stats = PrepareStats()
     ordinals: dict[str, int] = defaultdict(int)
     read_by_split: dict[str, int] = defaultdict(int)
@@ -405,6 +460,7 @@ def _run(
                 stats=stats,
                 writers=writers,
                 validator=validator,
+                checker_judge=checker_judge,
             )
             bar.update(batch.table.num_rows)
     finally:
@@ -472,6 +528,7 @@ def _process_batch(
     stats: PrepareStats,
     writers: dict[tuple[str, str], _TierWriter],
     validator: Validator | None,
+    checker_judge: Any = None,
 ) -> None:
     names = table.column("name").to_pylist()
     descs = table.column("description").to_pylist()
@@ -484,6 +541,7 @@ def _process_batch(
 
     kept: dict[str, list[int]] = defaultdict(list)
     rules: dict[int, JudgingRules] = {}
+    checkers: dict[int, Checker] = {}
     for i in range(table.num_rows):
         meta = ProblemMeta(
             name=names[i],
@@ -506,7 +564,10 @@ def _process_batch(
         if reason is None and tier is not None:
             rules[i] = rules_from_statement(descs[i])
             stats.found(rules[i])
-            if rules[i].several_answers and not cfg.keep_several_answers:
+            checker = _checker_of(cfg, table, i, names[i])
+            if checker is not None:
+                checkers[i] = checker
+            elif judged_against_one_answer(rules[i]) and not cfg.keep_several_answers:
                 reason = SEVERAL_VALID_ANSWERS
         counts[tier or UNTIERED][split][reason or "kept"] += 1
         if reason is None and tier is not None:
@@ -527,11 +588,26 @@ def _process_batch(
                 tier=tier,
                 split=split,
                 counts=counts,
+                skip=set(checkers),
+            )
+        checker_sources: dict[int, str] = {}
+        if checker_judge is not None and any(i in checkers for i in rows):
+            rows, overrides, checker_sources = _validate_checkers(
+                cfg,
+                checker_judge,
+                table=table,
+                rows=rows,
+                checkers=checkers,
+                tests=overrides,
+                stats=stats,
+                counts=counts[tier][split],
             )
         if not rows:
             continue
         for i in rows:
             stats.kept(rules[i])
+            if i in checker_sources and rules[i].several_answers:
+                stats.several_with_checker += 1
         sub = table.take(pa.array(rows, pa.int64()))
         prompts = [
             build_messages(
@@ -553,6 +629,12 @@ def _process_batch(
                 tier=tier,
                 first_index=w.rows,
                 tests_override=overrides,
+                checkers=[
+                    checker_config(checkers[i], checker_sources[i], cfg.checkers)
+                    if i in checker_sources
+                    else None
+                    for i in rows
+                ],
             )
         )
 
@@ -627,8 +709,12 @@ def _validate(
     tier: str,
     split: str,
     counts: Counts,
+    skip: Collection[int] = (),
 ) -> tuple[list[int], TestsOverride]:
-    """Run the accepted solutions; returns the rows still kept and their (public, private) tests."""
+    """Run the accepted solutions; returns the rows still kept and their (public, private) tests.
+
+    Rows in `skip` (those with a checker program, validated by `_validate_checkers`) are
+    kept as they are."""
     sub = table.take(pa.array(rows, pa.int64())).to_pylist()
     if tests is None:
         tests = (
@@ -636,7 +722,7 @@ def _validate(
             [_tests_of(r["private_tests"]) for r in sub],
         )
     candidates = []
-    for r, rule, pub, priv in zip(sub, rules, *tests, strict=True):
+    for row, r, rule, pub, priv in zip(rows, sub, rules, *tests, strict=True):
         pairs = list(zip(pub["input"], pub["output"], strict=True)) + list(
             zip(priv["input"], priv["output"], strict=True)
         )
@@ -645,7 +731,7 @@ def _validate(
                 pairs,
                 time_limit_seconds(r["time_limit"]) or 0.0,
                 r["memory_limit_bytes"],
-                r.get("solutions"),
+                None if row in skip else r.get("solutions"),
                 checker_params_for(rule, validator.cfg.validate_checker),
             )
         )
@@ -679,3 +765,83 @@ def _validate(
             }
         )
     return kept_rows, (publics, privates)
+
+
+def _checker_judge() -> Any:
+    """A codefu_sandbox Judge for checker validation; DataError when it is not installed."""
+    try:
+        from codefu_sandbox import Judge
+    except ImportError as exc:
+        raise DataError(
+            "data.checkers needs codefu-sandbox to validate checkers: pip install "
+            "'codefu-data[validate]' (or leave data.checkers.column and folder null)."
+        ) from exc
+    return Judge()
+
+
+def _checker_of(cfg: DataConfig, table: pa.Table, row: int, name: str) -> Checker | None:
+    """Problem `name`'s checker from the configured column, else from the folder."""
+    checks = cfg.checkers
+    if checks.column:
+        found = checker_from_column(table.column(checks.column)[row].as_py(), checks.language)
+        if found is not None:
+            return found
+    if checks.folder:
+        try:
+            return checker_from_folder(Path(checks.folder).expanduser(), name)
+        except ValueError as exc:
+            raise DataError(str(exc)) from exc
+    return None
+
+
+def _validate_checkers(
+    cfg: DataConfig,
+    judge: Any,
+    *,
+    table: pa.Table,
+    rows: list[int],
+    checkers: dict[int, Checker],
+    tests: TestsOverride | None,
+    stats: PrepareStats,
+    counts: dict[str, int],
+) -> tuple[list[int], TestsOverride, dict[int, str]]:
+    """Validate the checker of each row that has one on all its tests; returns the rows
+    kept, their tests, and the source to judge with (testlib.h inlined) per kept row."""
+    sub = table.take(pa.array(rows, pa.int64())).to_pylist()
+    if tests is None:
+        tests = (
+            [_tests_of(r["public_tests"]) for r in sub],
+            [_tests_of(r["private_tests"]) for r in sub],
+        )
+    kept_rows: list[int] = []
+    publics: list[dict[str, list[str]]] = []
+    privates: list[dict[str, list[str]]] = []
+    sources: dict[int, str] = {}
+    for row, r, pub, priv in zip(rows, sub, *tests, strict=True):
+        if row in checkers:
+            pairs = list(zip(pub["input"], pub["output"], strict=True)) + list(
+                zip(priv["input"], priv["output"], strict=True)
+            )
+            verdict = validate_checker(
+                judge,
+                CheckerCandidate(
+                    name=r["name"],
+                    checker=checkers[row],
+                    tests=pairs,
+                    time_seconds=time_limit_seconds(r["time_limit"]) or 1.0,
+                    memory_bytes=r["memory_limit_bytes"],
+                    accepted=cpp_programs(r.get("solutions")),
+                    incorrect=cpp_programs(r.get("incorrect_solutions")),
+                ),
+                cfg.checkers,
+            )
+            stats.checkers[r["name"]] = verdict.to_dict()
+            if verdict.reason is not None:
+                counts["kept"] -= 1
+                counts[verdict.reason] += 1
+                continue
+            sources[row] = verdict.source
+        kept_rows.append(row)
+        publics.append(pub)
+        privates.append(priv)
+    return kept_rows, (publics, privates), sources

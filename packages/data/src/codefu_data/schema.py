@@ -69,8 +69,20 @@ JUDGING_RULES_TYPE = pa.struct(
         ("float_tolerance", pa.float64()),
         ("tolerance_mode", pa.string()),
         ("several_answers", pa.bool_()),
+        ("any_order", pa.string()),
     ]
 )
+# A problem's checker program, validated by prepare (null: none), as codefu-sandbox's
+# `CheckerConfig("program", params).to_dict()`; the params as JSON-able fields.
+CHECKER_PARAMS_TYPE = pa.struct(
+    [
+        ("source", pa.string()),
+        ("language", pa.string()),
+        ("time_seconds", pa.float64()),
+        ("memory_bytes", pa.int64()),
+    ]
+)
+CHECKER_TYPE = pa.struct([("name", pa.string()), ("params", CHECKER_PARAMS_TYPE)])
 # The CodeFu reference's ground truth, field for field.
 REFERENCE_GROUND_TRUTH_TYPE = pa.struct(
     [
@@ -83,7 +95,13 @@ REFERENCE_GROUND_TRUTH_TYPE = pa.struct(
     ]
 )
 # Ours: the reference's fields, then the judging rules (null: judged as the reference is).
-GROUND_TRUTH_TYPE = pa.struct([*REFERENCE_GROUND_TRUTH_TYPE, ("judging_rules", JUDGING_RULES_TYPE)])
+GROUND_TRUTH_TYPE = pa.struct(
+    [
+        *REFERENCE_GROUND_TRUTH_TYPE,
+        ("judging_rules", JUDGING_RULES_TYPE),
+        ("checker", CHECKER_TYPE),
+    ]
+)
 PROMPT_TYPE = pa.list_(pa.struct([("content", pa.string()), ("role", pa.string())]))
 REWARD_MODEL_TYPE = pa.struct([("ground_truth", GROUND_TRUTH_TYPE), ("style", pa.string())])
 REFERENCE_REWARD_MODEL_TYPE = pa.struct(

@@ -5,13 +5,18 @@ from __future__ import annotations
 import functools
 import os
 import shutil
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from codefu_sandbox.checkers import BUILTIN, CheckResult, get_checker
-from codefu_sandbox.checkers import testlib as testlib_checker
+from codefu_sandbox.checker_runner import (
+    CheckerError,
+    CheckerLimits,
+    CheckerRunner,
+    PreparedChecker,
+)
+from codefu_sandbox.checkers import BUILTIN, PROGRAM, CheckResult, get_checker
 from codefu_sandbox.compiler import Compiler, CompilerConfig, static_memory_bytes
 from codefu_sandbox.models import CheckerConfig, Limits, Submission, TestCase
 from codefu_sandbox.runner import RunLimits, Runner, RunServer, SandboxError
@@ -107,6 +112,7 @@ class Judge:
         self.cache_dir.mkdir(parents=True, exist_ok=True)
         self.runner = Runner(self.cache_dir, netns=netns)
         self.compiler = Compiler(self.cache_dir, self.runner, compiler)
+        self.checkers = CheckerRunner(self.runner, self.compiler)
         self.output_limit = output_limit
         self.allow_file_writes = allow_file_writes
 
@@ -139,12 +145,10 @@ class Judge:
             raise ValueError("no tests to judge against: pass at least one TestCase")
         check_tests(tests)
         config = checker_config(checker, checker_params)
-        check = self._checker(config.name)
-        if config.params:
-            check = functools.partial(check, **config.params)
         try:
+            check = self._checker(config)
             compiled, binary = self.compiler.compile(source)
-        except SandboxError as exc:
+        except SandboxError as exc:  # compiling the checker or the submission
             failed = CompileResult(False, 0.0, False, f"[internal error] {exc}")
             report = aggregate([], failed, len(tests), self.isolation)
             report.verdict = Verdict.IE
@@ -204,19 +208,48 @@ class Judge:
             return list(pool.map(one, submissions))
 
     # ---------------------------------------------------------------- internals
-    def _checker(self, name: str) -> functools.partial[CheckResult]:
+    def _checker(self, config: CheckerConfig) -> Callable[..., CheckResult]:
+        """The check function for `config`: a built-in with its parameters, or a checker
+        program (source, or a .cpp/.py/executable path) run in the sandbox."""
+        name, params = config.name, dict(config.params)
         if name in BUILTIN:
-            return functools.partial(get_checker(name))
-        program = name.removeprefix("testlib:")
-        path = Path(program)
+            return functools.partial(get_checker(name), **params)
+        if name == PROGRAM:
+            limits = CheckerLimits(
+                params.pop("time_seconds", CheckerLimits.time_seconds),
+                params.pop("memory_bytes", CheckerLimits.memory_bytes),
+            )
+            source, language = params["source"], params.get("language", "cpp")
+            return self._sandboxed(source, language, params.get("testlib", ""), limits)
+        path = Path(name.removeprefix("testlib:"))
+        limits = CheckerLimits(params.get("timeout", CheckerLimits.time_seconds))
         if path.suffix in (".cpp", ".cc", ".cxx") and path.is_file():
-            compiled, binary = self.compiler.compile(path.read_text())
-            if binary is None:
-                raise ValueError(f"checker {path} does not compile:\n{compiled.diagnostics[:2000]}")
-            return functools.partial(testlib_checker.check, program=binary)
+            return self._sandboxed(path.read_text(), "cpp", "", limits)
+        if path.suffix == ".py" and path.is_file():
+            return self._sandboxed(path.read_text(), "python", "", limits)
         if path.is_file() and os.access(path, os.X_OK):
-            return functools.partial(testlib_checker.check, program=path.resolve())
+            return self._run_checker(PreparedChecker((str(path.resolve()),)), limits)
         return functools.partial(get_checker(name))  # raises, naming the choices
+
+    def _sandboxed(
+        self, source: str, language: str, testlib: str, limits: CheckerLimits
+    ) -> Callable[..., CheckResult]:
+        try:
+            prepared = self.checkers.prepare(source, language, testlib)
+        except CheckerError as exc:
+            broken = CheckResult(False, f"checker: {exc}"[:2000], internal_error=True)
+            return lambda output, expected, *, input: broken
+        return self._run_checker(prepared, limits)
+
+    def _run_checker(
+        self, prepared: PreparedChecker, limits: CheckerLimits
+    ) -> Callable[..., CheckResult]:
+        def check(output: str, expected: str, *, input: str) -> CheckResult:
+            return self.checkers.check(
+                prepared, input=input, output=output, expected=expected, limits=limits
+            )
+
+        return check
 
     def _run_test(
         self,
@@ -224,7 +257,7 @@ class Judge:
         server: RunServer,
         test: TestCase,
         limits: Limits,
-        check: functools.partial[CheckResult],
+        check: Callable[..., CheckResult],
         private: Path,
         index: int,
     ) -> TestResult:

@@ -31,7 +31,8 @@
  * cgroup.procs), stdio from files opened before privileges are dropped, optional network
  * and IPC namespaces, cwd, rlimits, setgroups/setgid/setuid, no_new_privs, Landlock (file
  * system; network and signal scoping when the kernel has them), seccomp (architecture
- * check, then an allowlist for solutions or a denylist for the compiler), then
+ * check, then an allowlist for solutions, a denylist for the compiler, or that denylist
+ * without new processes for checker programs), then
  * execveat() of a file descriptor opened before the drop.
  */
 #define _GNU_SOURCE
@@ -345,17 +346,68 @@ static void apply_seccomp(int profile, int exe_fd, const char *empty) {
         COMPILE_DENY,
         ALLOW,
     };
+    /* Profile 3 (checker programs, compiled or a Python interpreter): the compiler's
+     * denylist, and like a solution no new process (threads only), no exec but the
+     * launcher's own, no signal but to itself. */
+    struct sock_filter checker_filter[] = {
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
+        IF_EQ(AUDIT_ARCH_HERE, 1, 0),
+        KILL,
+        LOAD_NR,
+        BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, X32_BIT, 0, 1),
+        KILL,
+        IF_NR(__NR_clone3, 0, 1),
+        RET(SECCOMP_RET_ERRNO | ENOSYS),
+        IF_NR(__NR_clone, 0, 5),
+        ARG_LO(0),
+        AND(THREAD_FLAGS | NEW_NS_FLAGS),
+        IF_EQ(THREAD_FLAGS, 1, 0),
+        KILL,
+        ALLOW,
+        IF_NR(__NR_kill, 1, 0),
+        IF_NR(__NR_tgkill, 0, 4),
+        ARG_LO(0),
+        IF_EQ(me, 1, 0),
+        KILL,
+        ALLOW,
+        IF_NR(__NR_execveat, 0, 11),
+        ARG_LO(0),
+        IF_EQ((uint32_t)exe_fd, 0, 8),
+        ARG_LO(1),
+        IF_EQ((uint32_t)ptr, 0, 6),
+        ARG_HI(1),
+        IF_EQ((uint32_t)(ptr >> 32), 0, 4),
+        ARG_LO(4),
+        IF_EQ(AT_EMPTY_PATH, 0, 2),
+        ALLOW,
+        KILL,
+        KILL,
+        LOAD_NR,
+        DENY(__NR_fork),
+        DENY(__NR_vfork),
+        DENY(__NR_execve),
+        DENY(__NR_tkill),
+        DENY(__NR_rt_sigqueueinfo),
+        DENY(__NR_rt_tgsigqueueinfo),
+        DENY(__NR_pidfd_open),
+        DENY(__NR_pidfd_send_signal),
+        COMPILE_DENY,
+        ALLOW,
+    };
     struct sock_fprog prog;
     if (profile == 1) {
         prog.len = (unsigned short)(sizeof run_filter / sizeof run_filter[0]);
         prog.filter = run_filter;
+    } else if (profile == 3) {
+        prog.len = (unsigned short)(sizeof checker_filter / sizeof checker_filter[0]);
+        prog.filter = checker_filter;
     } else {
         prog.len = (unsigned short)(sizeof compile_filter / sizeof compile_filter[0]);
         prog.filter = compile_filter;
     }
-    if (profile == 1 && exe_fd < 0) {
+    if ((profile == 1 || profile == 3) && exe_fd < 0) {
         errno = EINVAL;
-        fail("seccomp profile 1 needs --exec-fd 1");
+        fail("seccomp profiles 1 and 3 need --exec-fd 1");
     }
     if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) != 0) fail("seccomp");
 }

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from codefu_sandbox.checkers import BUILTIN, check_params
+from codefu_sandbox.checkers import BUILTIN, PROGRAM, check_params
 
 
 @dataclass(frozen=True)
@@ -40,8 +40,9 @@ class CheckerConfig:
     """A checker and its parameters, e.g. a problem's judging rules:
     `CheckerConfig("codecontests", {"tolerance": 1e-4, "any_case_words": ["YES", "NO"]})`.
 
-    `name` is a built-in checker (`checkers.BUILTIN`), `testlib:PATH`, or the path of an
-    existing checker program. Construction raises ValueError for an unknown name, a
+    `name` is a built-in checker (`checkers.BUILTIN`), `testlib:PATH`, the path of an
+    existing checker program, or "program" with the program's `source` and `language`
+    in `params` (`checkers.program`). Construction raises ValueError for an unknown name, a
     parameter the checker's `check` does not take (naming those it takes), or a value
     it cannot use, so a typo never judges silently under the defaults.
     """
@@ -60,6 +61,7 @@ class CheckerConfig:
             )
         if (
             self.name not in BUILTIN
+            and self.name != PROGRAM
             and not self.name.startswith("testlib:")
             and not Path(self.name).is_file()
         ):

@@ -38,6 +38,8 @@ LAUNCHER_NAME = "codefu-launch"
 SYSTEM_READ_PATHS = ("/usr", "/lib", "/lib64", "/lib32", "/bin", "/etc/ld.so.cache")
 DEFAULT_UID_BASE = 200_000  # sandbox uids: base + per-process slot, no passwd entry needed
 UID_SLOTS = 4096
+# The launcher's --seccomp number for each profile of `Runner.run`.
+SECCOMP_PROFILES = {"run": "1", "compile": "2", "checker": "3"}
 
 
 class SandboxError(RuntimeError):
@@ -394,7 +396,9 @@ class Runner:
 
         profile "run": a solution (a seccomp allowlist: one exec, threads only, signals
         to itself only); profile "compile": the compiler (a denylist: may spawn its passes;
-        no network, tracing, IPC or admin calls).
+        no network, tracing, IPC or admin calls); profile "checker": a checker program,
+        compiled or a Python interpreter (the compiler's denylist, and as for a solution
+        one exec, threads only, signals to itself only).
         With `writable_cwd`, `cwd` becomes owned by the sandbox uid and writable; without,
         the program can read it but create nothing (no disk filling). stdin/stdout/stderr
         are opened by the launcher before it drops privileges, so they may sit in
@@ -501,7 +505,7 @@ class Runner:
         if iso.ipcns:
             cmd += ["--ipcns", "1"]
         if iso.seccomp:
-            cmd += ["--seccomp", "1" if profile == "run" else "2"]
+            cmd += ["--seccomp", SECCOMP_PROFILES[profile]]
         if iso.landlock_abi:
             cmd += ["--landlock", "1"]
             for ro in (*SYSTEM_READ_PATHS, *map(str, readable)):
@@ -512,7 +516,7 @@ class Runner:
             cmd += ["--pch-fd3", str(pch_dir)]
         for key, value in (env or {}).items():
             cmd += ["--env", f"{key}={value}"]
-        if profile == "run":
+        if profile in ("run", "checker"):
             cmd += ["--exec-fd", "1"]  # opened before the uid drop, exec'd by descriptor
         return cmd
 

@@ -12,6 +12,7 @@ from codefu_trainer.reward.service import (
     checker_params,
     deadline_seconds,
     problem_from_ground_truth,
+    problem_key,
 )
 
 from .problems import sum_ground_truth
@@ -111,3 +112,25 @@ def test_a_groups_samples_share_one_prepared_problem() -> None:
         assert service._prepared(ruled).problem.rules.any_case_words == ("YES",)
     finally:
         service.close()
+
+
+def test_a_ground_truth_checker_program_judges_instead_of_the_comparison() -> None:
+    gt = sum_ground_truth()
+    checker = {
+        "name": "program",
+        "params": {
+            "source": "import sys\nsys.exit(0)\n",
+            "language": "python",
+            "time_seconds": 5.0,
+            "memory_bytes": 1 << 28,
+        },
+    }
+    plain = problem_from_ground_truth(gt, RewardConfig())
+    assert plain.checker is None
+    gt["checker"] = checker
+    problem = problem_from_ground_truth(json.dumps(gt), RewardConfig())
+    assert problem.checker == checker
+    assert problem_key(gt) != problem_key(sum_ground_truth())  # not shared with the plain one
+    gt["checker"] = {"name": "program", "params": {"source": "x", "language": "ruby"}}
+    with pytest.raises(ValueError, match="language must be one of"):
+        problem_from_ground_truth(gt, RewardConfig())

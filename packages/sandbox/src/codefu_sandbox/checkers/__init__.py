@@ -2,7 +2,8 @@
 
 The package is the registry: `get_checker("floats")` imports `checkers/floats.py`.
 A checker that is not a module name but a path to a testlib-style checker program
-(or `testlib:PATH`) is run by `checkers.testlib`. Each `check` takes its parameters as
+(or `testlib:PATH`), or `program` with the program's source (`checkers.program`), is run
+by the judge in its sandbox (`codefu_sandbox.checker_runner`). Each `check` takes its parameters as
 keywords plus `input` (the test's input, passed by the judge); `check_params` rejects
 any other keyword, naming the accepted ones, and a module's optional `validate(params)`
 checks their values.
@@ -18,8 +19,10 @@ from dataclasses import dataclass
 from typing import Any
 
 BUILTIN = ("tokens", "lines", "exact", "floats", "yesno", "codecontests")
+# A problem's checker program given as source, run by the judge in its sandbox.
+PROGRAM = "program"
 # Keywords the judge itself passes: never part of a checker configuration.
-SUPPLIED = frozenset({"input", "program"})
+SUPPLIED = frozenset({"input", "program", "sandbox"})
 
 
 @dataclass(frozen=True)
@@ -51,7 +54,7 @@ def get_checker(name: str) -> Checker:
 def accepted_params(name: str) -> tuple[str, ...]:
     """The parameters a checker configuration may set for checker `name` (a built-in
     name; any other name is an external program, which takes only `timeout`)."""
-    module = importlib.import_module(f"{__name__}.{name if name in BUILTIN else 'testlib'}")
+    module = importlib.import_module(f"{__name__}.{_module(name)}")
     return tuple(
         p.name
         for p in inspect.signature(module.check).parameters.values()
@@ -63,7 +66,7 @@ def check_params(name: str, params: Mapping[str, Any]) -> None:
     """Raise ValueError when checker `name` does not take a parameter of `params` (the
     message names the accepted ones) or cannot use its value."""
     accepted = accepted_params(name)
-    what = repr(name) if name in BUILTIN else "an external checker program"
+    what = repr(name) if name in (*BUILTIN, PROGRAM) else "an external checker program"
     for key in params:
         if key not in accepted:
             choices = ", ".join(accepted) if accepted else "none"
@@ -71,10 +74,15 @@ def check_params(name: str, params: Mapping[str, Any]) -> None:
             raise ValueError(
                 f"checker {what} takes no parameter {key!r}{hint}: its parameters are {choices}"
             )
-    module = importlib.import_module(f"{__name__}.{name if name in BUILTIN else 'testlib'}")
+    module = importlib.import_module(f"{__name__}.{_module(name)}")
     validate = getattr(module, "validate", None)
     if validate is not None:
         validate(params)
+
+
+def _module(name: str) -> str:
+    """The module that defines checker `name`'s parameters (a path: `testlib`)."""
+    return name if name in (*BUILTIN, PROGRAM) else "testlib"
 
 
 def mismatch(what: str, got: str, want: str) -> str:
@@ -84,6 +92,7 @@ def mismatch(what: str, got: str, want: str) -> str:
 
 __all__ = [
     "BUILTIN",
+    "PROGRAM",
     "SUPPLIED",
     "CheckResult",
     "Checker",

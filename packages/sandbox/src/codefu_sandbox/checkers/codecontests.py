@@ -14,7 +14,14 @@ A problem's statement may relax this (all off by default, which is the rule abov
   the tolerance when either side is a decimal ("3" matches "3.000000", "2.9999999"
   matches "3"); two integers still compare exactly;
 - `any_case_words`: an expected token equal to one of these words ignoring case matches
-  an output token equal to it ignoring case ("YES" = "yes"); other tokens keep exact case.
+  an output token equal to it ignoring case ("YES" = "yes"); other tokens keep exact case;
+- `any_order`: the order the statement frees. "line": the tokens of each line may come in
+  any order (lines keep theirs: "In each line, the two names can be printed in any
+  order"); "all": the lines may come in any order too, each line's tokens a multiset
+  ("Names can be printed in any order", one per line). Either way each output token must
+  be matched by one expected token under the rules above; empty lines never count, and a
+  line's tokens and the lines are paired in sorted order (numbers by value), so
+  two numbers of one answer that differ by less than the tolerance may pair crosswise.
 """
 
 from __future__ import annotations
@@ -22,12 +29,14 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Collection, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from codefu_sandbox.checkers import CheckResult, mismatch
 
 DEFAULT_TOLERANCE = 1e-6
 TOLERANCE_MODES = ("absolute", "relative", "absolute_or_relative")
+ORDER_MODES = ("", "line", "all")
 _NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
 _SPACE = re.compile(r"\s")
 
@@ -76,6 +85,11 @@ def validate(params: Mapping[str, Any]) -> None:
         raise ValueError(
             f"codecontests: real_numbers must be true or false, got {params['real_numbers']!r}"
         )
+    if "any_order" in params and params["any_order"] not in ORDER_MODES:
+        raise ValueError(
+            'codecontests: any_order must be "" (the order is fixed), "line" or "all", '
+            f"got {params['any_order']!r}"
+        )
     if "any_case_words" in params:
         words = params["any_case_words"]
         if isinstance(words, str) or not isinstance(words, list | tuple | set | frozenset):
@@ -99,21 +113,81 @@ def check(
     tolerance_mode: str = "absolute_or_relative",
     real_numbers: bool = False,
     any_case_words: Collection[str] = (),
+    any_order: str = "",
     input: str = "",
 ) -> CheckResult:
     """Compare `output` with `expected` token by token (see the module docstring)."""
-    got, want = output.split(), expected.split()
-    folded = frozenset(word.casefold() for word in any_case_words)
+    rule = _TokenRule(
+        tolerance,
+        tolerance_mode,
+        real_numbers,
+        frozenset(word.casefold() for word in any_case_words),
+    )
+    if any_order:
+        return _check_any_order(output, expected, rule, across_lines=any_order == "all")
+    return _compare(output.split(), expected.split(), rule, "token")
+
+
+@dataclass(frozen=True)
+class _TokenRule:
+    """When one output token matches one expected token."""
+
+    tolerance: float
+    mode: str
+    real_numbers: bool
+    folded: frozenset[str]
+
+    def matches(self, got: str, want: str) -> bool:
+        if got == want:
+            return True
+        if self.folded and want.casefold() in self.folded and got.casefold() == want.casefold():
+            return True
+        if _NUMBER.fullmatch(got) and _NUMBER.fullmatch(want):
+            numeric = is_decimal(want) or (self.real_numbers and is_decimal(got))
+            return numeric and within(float(got), float(want), self.tolerance, self.mode)
+        return False
+
+    def key(self, token: str) -> tuple[int, float, str]:
+        """A sort key that puts tokens a match may pair next to each other: numbers by
+        value, any-case words by their folded spelling, other tokens as written."""
+        if _NUMBER.fullmatch(token):
+            return (0, float(token), token)
+        if token.casefold() in self.folded:
+            return (1, 0.0, token.casefold())
+        return (1, 0.0, token)
+
+
+def _compare(got: list[str], want: list[str], rule: _TokenRule, what: str) -> CheckResult:
     for i, (g, w) in enumerate(zip(got, want, strict=False)):
-        if g == w:
-            continue
-        if folded and w.casefold() in folded and g.casefold() == w.casefold():
-            continue
-        if _NUMBER.fullmatch(g) and _NUMBER.fullmatch(w):
-            numeric = is_decimal(w) or (real_numbers and is_decimal(g))
-            if numeric and within(float(g), float(w), tolerance, tolerance_mode):
-                continue
-        return CheckResult(False, mismatch(f"token {i + 1}", g, w))
+        if not rule.matches(g, w):
+            return CheckResult(False, mismatch(f"{what} {i + 1}", g, w))
     if len(got) != len(want):
-        return CheckResult(False, f"{len(got)} tokens, expected {len(want)}")
+        return CheckResult(False, f"{len(got)} {what}s, expected {len(want)}")
+    return CheckResult(True)
+
+
+def _check_any_order(
+    output: str, expected: str, rule: _TokenRule, *, across_lines: bool
+) -> CheckResult:
+    """Each line's tokens as a multiset; with `across_lines`, the lines as a multiset too."""
+
+    def lines(text: str) -> list[list[str]]:
+        rows = (line.split() for line in text.splitlines())
+        return [sorted(row, key=rule.key) for row in rows if row]
+
+    got, want = lines(output), lines(expected)
+    if across_lines:
+
+        def line_key(row: list[str]) -> list[tuple[int, float, str]]:
+            return [rule.key(token) for token in row]
+
+        got.sort(key=line_key)
+        want.sort(key=line_key)
+    for i, (g, w) in enumerate(zip(got, want, strict=False)):
+        result = _compare(g, w, rule, "sorted token")
+        if not result.ok:
+            where = "a line" if across_lines else f"line {i + 1}"
+            return CheckResult(False, f"{where} (order ignored): {result.message}")
+    if len(got) != len(want):
+        return CheckResult(False, f"{len(got)} non-empty lines, expected {len(want)}")
     return CheckResult(True)

@@ -3,8 +3,10 @@
 Exit codes (testlib): 0 OK, 1 WA, 2 PE (presentation error, a wrong answer here),
 3 FAIL (the checker or the tests are broken → internal error), 7 partial points (the
 first number in the checker's message, as a fraction of the test's score). Anything
-else is an internal error. The checker is trusted code supplied with the problem, not
-the submission; it runs with a timeout in a private temporary directory.
+else is an internal error. `check` runs the program directly, with a timeout, in a
+private temporary directory: only for a program you trust. The judge runs every checker
+program in its sandbox instead (`codefu_sandbox.checker_runner`), with `result_of`'s
+reading of the exit code.
 """
 
 from __future__ import annotations
@@ -56,7 +58,11 @@ def check(
         except (OSError, subprocess.TimeoutExpired) as exc:
             return CheckResult(False, f"checker {program} failed: {exc}", internal_error=True)
     message = (done.stderr.strip() or done.stdout.strip())[:500]
-    code = done.returncode
+    return result_of(done.returncode, message)
+
+
+def result_of(code: int, message: str) -> CheckResult:
+    """A testlib checker's verdict from its exit code and message (module docstring)."""
     if code == 0:
         return CheckResult(True, message, points=1.0)
     if code == 1:

@@ -27,6 +27,7 @@ from ray.exceptions import RayActorError
 
 from codefu_data.judging_rules import JudgingRules, checker_params_for
 from codefu_data.schema import time_limit_seconds
+from codefu_sandbox import CheckerConfig
 from codefu_trainer.reward.config import RewardConfig, RewardMode, reward_config_from
 from codefu_trainer.reward.extract import extract_code
 from codefu_trainer.reward.judge_pool import await_ref, pool_actor
@@ -49,6 +50,8 @@ class Problem:
     time_seconds: float
     memory_bytes: int
     rules: JudgingRules = field(default_factory=JudgingRules)
+    # The problem's validated checker program (`CheckerConfig.to_dict` shape), or None.
+    checker: Mapping[str, Any] | None = None
 
 
 def _pairs(block: Any, where: str) -> list[tuple[str, str]]:
@@ -76,7 +79,10 @@ def problem_from_ground_truth(ground_truth: Any, config: RewardConfig) -> Proble
         seconds = config.default_time_limit_seconds
     memory = int(gt.get("memory_limit_bytes") or 0) or config.default_memory_limit_bytes
     rules = JudgingRules.from_dict(gt.get("judging_rules"))
-    return Problem(name, tuple(tests), seconds * config.time_limit_scale, memory, rules)
+    checker = gt.get("checker")
+    if checker is not None:
+        CheckerConfig.from_dict(checker)  # ValueError naming what is wrong
+    return Problem(name, tuple(tests), seconds * config.time_limit_scale, memory, rules, checker)
 
 
 def _size(block: Any) -> tuple[int, int]:
@@ -95,6 +101,7 @@ def problem_key(gt: Mapping[str, Any]) -> tuple[Any, ...]:
         _size(gt.get("private_tests")),
         _size(gt.get("public_tests")),
         json.dumps(gt.get("judging_rules"), sort_keys=True, default=list),
+        json.dumps(gt.get("checker"), sort_keys=True),
     )
 
 
@@ -245,8 +252,12 @@ class RewardService:
                 tests_key=prepared.digest,
                 time_seconds=problem.time_seconds,
                 memory_bytes=problem.memory_bytes,
-                checker=cfg.checker,
-                checker_params=checker_params(cfg, problem.rules),
+                checker=cfg.checker if problem.checker is None else problem.checker["name"],
+                checker_params=(
+                    checker_params(cfg, problem.rules)
+                    if problem.checker is None
+                    else dict(problem.checker["params"])
+                ),
                 stop_on_first_failure=cfg.mode is RewardMode.all_or_nothing,
                 deadline_seconds=deadline_seconds(problem, cfg),
                 stop_on_timeout=cfg.stop_on_timeout,

@@ -1,0 +1,271 @@
+"""Per-problem checker programs: where they come from and how `prepare` validates them.
+
+A checker enters from the data (`data.checkers`): a dataset column holding its source
+(`column`), or a folder of files named after the problem (`folder`: `<stem>.cpp` or
+`<stem>.py`, the stem from `checker_file_stem`). It is untrusted code, run by
+codefu-sandbox in its sandbox (protocol: `checker INPUT OUTPUT ANSWER`, testlib's exit
+codes). A problem trains with its checker only once the checker passed validation on
+every kept test (`validate_checker`):
+
+- the expected output is accepted;
+- true positive rate: the share of known accepted C++ programs (`solutions`) that it
+  accepts on every test, among those that ran within the limits on every test;
+- true negative rate: the share of known incorrect C++ programs (`incorrect_solutions`)
+  that exit normally within the limits on every test and print something else than the
+  expected output (compared token by token) on some test, that it rejects on some test.
+
+Pure of I/O except reading the folder and running the judge.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from codefu_data.config import CheckersConfig
+
+LANGUAGES = ("cpp", "python")
+SUFFIXES = {".cpp": "cpp", ".py": "python"}
+# Drop reasons (manifest `checkers`).
+CHECKER_BROKEN = "checker_broken"
+CHECKER_FAILED = "checker_failed"
+CHECKER_REJECTS_EXPECTED = "checker_rejects_expected_output"
+CHECKER_REJECTS_ACCEPTED = "checker_rejects_accepted_program"
+CHECKER_ACCEPTS_INCORRECT = "checker_accepts_incorrect_program"
+CHECKER_UNVALIDATED = "checker_without_known_programs"
+ABNORMAL = frozenset({"TLE", "MLE", "RE", "OLE", "SV", "CE"})
+_UNSAFE = re.compile(r'[/\\<>:"|?*\x00-\x1f]')
+
+
+@dataclass(frozen=True)
+class Checker:
+    """A checker program: its language ("cpp" or "python") and source."""
+
+    language: str
+    source: str
+
+    def to_dict(self) -> dict[str, str]:
+        return {"language": self.language, "source": self.source}
+
+
+def checker_file_stem(name: str) -> str:
+    """The file name (without suffix) of problem `name`'s checker in a checker folder:
+    the name with each character a file name cannot hold on Linux, macOS or Windows
+    (`/ \\ < > : " | ? *` and control characters) replaced by `_`, and leading dots
+    dropped ("1056_A. Determine Line" stays as it is)."""
+    return _UNSAFE.sub("_", name).lstrip(".") or "_"
+
+
+def detect_language(source: str) -> str:
+    """The language of a checker source: "cpp" when it has an `#include <...>` or
+    `#include "..."` line, else "python" (a comment "# include ..." names no header)."""
+    return "cpp" if re.search(r'^\s*#\s*include\s*[<"]', source, re.MULTILINE) else "python"
+
+
+def checker_from_column(value: Any, language: str) -> Checker | None:
+    """The checker in a row's column value (a source string; null or blank: none)."""
+    if not isinstance(value, str) or not value.strip():
+        return None
+    return Checker(detect_language(value) if language == "auto" else language, value)
+
+
+def checker_from_folder(folder: str | Path, name: str) -> Checker | None:
+    """The checker file of problem `name` in `folder` (`<stem>.cpp` or `<stem>.py`).
+
+    Raises ValueError when both exist: say which one is the checker by removing the other."""
+    stem = checker_file_stem(name)
+    found = [
+        (Path(folder) / f"{stem}{suffix}", language)
+        for suffix, language in SUFFIXES.items()
+        if (Path(folder) / f"{stem}{suffix}").is_file()
+    ]
+    if len(found) > 1:
+        raise ValueError(
+            f"{folder}: both {found[0][0].name} and {found[1][0].name} exist for problem "
+            f"{name!r}; keep one"
+        )
+    if not found:
+        return None
+    path, language = found[0]
+    return Checker(language, path.read_text(errors="surrogateescape"))
+
+
+@dataclass
+class CheckerVerdict:
+    """The validation of one problem's checker: `reason` None when it passed."""
+
+    reason: str | None
+    tpr: float | None = None
+    tnr: float | None = None
+    accepted_programs: int = 0  # known accepted programs that ran within the limits
+    incorrect_programs: int = 0  # known incorrect programs that exit normally and differ
+    detail: str = ""
+    source: str = ""  # the source the judge runs (testlib.h inlined)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "verdict": "kept" if self.reason is None else self.reason,
+            "tpr": self.tpr,
+            "tnr": self.tnr,
+            "accepted_programs": self.accepted_programs,
+            "incorrect_programs": self.incorrect_programs,
+            "detail": self.detail[:300],
+        }
+
+
+@dataclass(frozen=True)
+class CheckerCandidate:
+    """One problem whose checker to validate."""
+
+    name: str
+    checker: Checker
+    tests: list[tuple[str, str]]
+    time_seconds: float
+    memory_bytes: int
+    accepted: list[str] = field(default_factory=list)
+    incorrect: list[str] = field(default_factory=list)
+
+
+def checker_config(checker: Checker, source: str, cfg: CheckersConfig) -> dict[str, Any]:
+    """The codefu-sandbox checker configuration (`CheckerConfig.to_dict` shape)."""
+    return {
+        "name": "program",
+        "params": {
+            "source": source,
+            "language": checker.language,
+            "time_seconds": float(cfg.time_seconds),
+            "memory_bytes": int(cfg.memory_bytes),
+        },
+    }
+
+
+def validate_checker(judge: Any, cand: CheckerCandidate, cfg: CheckersConfig) -> CheckerVerdict:
+    """Validate one checker with a codefu_sandbox `Judge` (see the module docstring)."""
+    from codefu_sandbox import CheckerConfig, Limits, Submission, TestCase
+    from codefu_sandbox.checker_runner import CheckerError, CheckerLimits, with_testlib
+
+    try:
+        source = (
+            with_testlib(cand.checker.source, cfg.testlib or "")
+            if cand.checker.language == "cpp"
+            else cand.checker.source
+        )
+        prepared = judge.checkers.prepare(source, cand.checker.language)
+    except CheckerError as exc:
+        return CheckerVerdict(CHECKER_BROKEN, detail=str(exc))
+    limits = CheckerLimits(cfg.time_seconds, cfg.memory_bytes)
+    for index, (test_in, test_out) in enumerate(cand.tests):
+        result = judge.checkers.check(
+            prepared, input=test_in, output=test_out, expected=test_out, limits=limits
+        )
+        if result.internal_error:
+            return CheckerVerdict(CHECKER_FAILED, detail=f"test {index}: {result.message}")
+        if not result.ok:
+            return CheckerVerdict(
+                CHECKER_REJECTS_EXPECTED, detail=f"test {index}: {result.message}"
+            )
+    tests = [TestCase(a, b) for a, b in cand.tests]
+    problem_limits = Limits(cand.time_seconds, cand.memory_bytes)
+    config = CheckerConfig.from_dict(checker_config(cand.checker, source, cfg))
+    accepted = cand.accepted[: cfg.max_programs]
+    incorrect = cand.incorrect[: cfg.max_programs]
+    workers = cfg.workers or None
+    plain = judge.judge_many(
+        [Submission(src, tests, problem_limits, "tokens") for src in incorrect],
+        max_workers=workers,
+    )
+    differing = [
+        src
+        for src, report in zip(incorrect, plain, strict=True)
+        if report.compile.ok
+        and not ABNORMAL.intersection(str(t.verdict) for t in report.tests)
+        and any(str(t.verdict) == "WA" for t in report.tests)
+    ]
+    reports = judge.judge_many(
+        [  # a verdict per program is enough: each stops at its first failing test
+            Submission(src, tests, problem_limits, config, stop_on_first_failure=True)
+            for src in [*accepted, *differing]
+        ],
+        max_workers=workers,
+    )
+    for report in reports:
+        failed = [t for t in report.tests if str(t.verdict) == "IE"]
+        if failed:
+            return CheckerVerdict(CHECKER_FAILED, detail=failed[0].message, source=source)
+    ran = [r for r in reports[: len(accepted)] if _within_limits(r)]
+    positives = sum(str(r.verdict) == "AC" for r in ran)
+    negatives = sum(str(r.verdict) != "AC" for r in reports[len(accepted) :])
+    verdict = CheckerVerdict(
+        None,
+        tpr=positives / len(ran) if ran else None,
+        tnr=negatives / len(differing) if differing else None,
+        accepted_programs=len(ran),
+        incorrect_programs=len(differing),
+        source=source,
+    )
+    if len(ran) < cfg.min_accepted or len(differing) < cfg.min_incorrect:
+        verdict.reason = CHECKER_UNVALIDATED
+        verdict.detail = (
+            f"{len(ran)} accepted and {len(differing)} incorrect known programs to validate "
+            f"with; data.checkers asks for {cfg.min_accepted} and {cfg.min_incorrect}"
+        )
+    elif verdict.tpr is not None and verdict.tpr < cfg.min_tpr:
+        verdict.reason = CHECKER_REJECTS_ACCEPTED
+        verdict.detail = f"TPR {verdict.tpr:.2f} < {cfg.min_tpr}"
+    elif verdict.tnr is not None and verdict.tnr < cfg.min_tnr:
+        verdict.reason = CHECKER_ACCEPTS_INCORRECT
+        verdict.detail = f"TNR {verdict.tnr:.2f} < {cfg.min_tnr}"
+    return verdict
+
+
+def _within_limits(report: Any) -> bool:
+    """Compiled, and no test ended by a limit or a crash (those say nothing of the checker)."""
+    return bool(report.compile.ok) and not ABNORMAL.intersection(
+        str(t.verdict) for t in report.tests
+    )
+
+
+def verdict_table(verdicts: Mapping[str, Mapping[str, Any]]) -> str:
+    """A text table of the manifest's checker verdicts, one problem per line."""
+    rows = [("problem", "verdict", "TPR", "TNR", "accepted", "incorrect")]
+    for name, v in sorted(verdicts.items()):
+        rows.append(
+            (
+                name,
+                str(v["verdict"]),
+                _rate(v["tpr"]),
+                _rate(v["tnr"]),
+                str(v["accepted_programs"]),
+                str(v["incorrect_programs"]),
+            )
+        )
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    return "\n".join(
+        "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip()
+        for row in rows
+    )
+
+
+def _rate(value: float | None) -> str:
+    return "-" if value is None else f"{value:.2f}"
+
+
+__all__: Sequence[str] = (
+    "CHECKER_ACCEPTS_INCORRECT",
+    "CHECKER_BROKEN",
+    "CHECKER_FAILED",
+    "CHECKER_REJECTS_ACCEPTED",
+    "CHECKER_REJECTS_EXPECTED",
+    "CHECKER_UNVALIDATED",
+    "Checker",
+    "CheckerCandidate",
+    "CheckerVerdict",
+    "checker_file_stem",
+    "checker_from_column",
+    "checker_from_folder",
+    "validate_checker",
+    "verdict_table",
+)

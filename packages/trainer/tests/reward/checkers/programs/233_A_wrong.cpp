@@ -1,0 +1,6 @@
+#include <bits/stdc++.h>
+int main() {
+    int n; std::cin >> n;
+    if (n % 2) { std::cout << -1 << "\n"; return 0; }
+    for (int i = 1; i <= n; i++) std::cout << (i % n) + 1 << " \n"[i == n];  // a shift: p[p[i]] != i
+}
