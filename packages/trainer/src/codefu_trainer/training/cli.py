@@ -5,8 +5,8 @@ on this machine's GPUs (or a SageMaker job's Ray cluster); cpu → the CPU rehea
 cpu_verl → veRL's own trainer on this machine's CPU; sagemaker → a SageMaker training job
 (dry run by default).
 
-Exit codes: 0 done, 2 configuration error, 3 missing prerequisite (no GPU, no data, no
-credentials), 1 the run itself failed.
+Exit codes: 0 done, 2 configuration error or an unreadable input file, 3 missing
+prerequisite (no GPU, no data, no credentials), 1 the run itself failed.
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ from codefu_trainer.training.compose import (
 )
 from codefu_trainer.training.config import ClusterKind
 from codefu_trainer.training.overrides import ConfigError, split_overrides
+from codefu_trainer.training.prepared_data import BadInputError, check_prepared_data
 from codefu_trainer.training.stack import require_training_stack
 
 EXIT_CONFIG = 2
@@ -102,7 +103,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             )
             return 0
         ours, _ = split_overrides(args.overrides)
-        kind = to_train_config(compose_train(conf_dir, ours)).cluster.kind
+        train_cfg = to_train_config(compose_train(conf_dir, ours))
+        kind = train_cfg.cluster.kind
+        check_prepared_data(train_cfg)  # before a run directory exists
         if kind is ClusterKind.local:
             return run_local(conf_dir, args.overrides)
         if kind is ClusterKind.cpu_verl:
@@ -127,6 +130,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return sagemaker_job.submit_run(run)
     except ConfigError as exc:
         print(f"codefu-train: configuration error: {exc}\nNothing was started.", file=sys.stderr)
+        return EXIT_CONFIG
+    except BadInputError as exc:
+        print(f"codefu-train: {exc}\nNothing was started.", file=sys.stderr)
         return EXIT_CONFIG
     except PrerequisiteError as exc:
         print(f"codefu-train: {exc}", file=sys.stderr)
