@@ -35,6 +35,7 @@ from codefu_trainer.training.config import (
     final_model_dir,
     mlflow_tracking_uri,
 )
+from codefu_trainer.training.progress import heartbeat
 from codefu_trainer.training.prompt_rows import load_prompts
 from codefu_trainer.training.tracking import Tracker
 
@@ -377,13 +378,15 @@ def start_ray() -> bool:
 
 def run(cfg: TrainConfig, verl: DictConfig, run_dir: Path) -> Path:
     """Run the rehearsal; returns the final model directory."""
-    import ray
-    from datasets import Dataset
-    from transformers import AutoTokenizer, PrinterCallback
-    from transformers.utils import logging as hf_logging
+    with heartbeat("codefu-train: loading the training stack (Ray, transformers, TRL)"):
+        import ray
+        import trl  # noqa: F401  (the GRPO trainer's import, the slowest)
+        from datasets import Dataset
+        from transformers import AutoTokenizer, PrinterCallback
+        from transformers.utils import logging as hf_logging
 
-    from codefu_trainer.reward.service import RewardService
-    from codefu_trainer.training.config import data_files
+        from codefu_trainer.reward.service import RewardService
+        from codefu_trainer.training.config import data_files
 
     hf_logging.disable_progress_bar()
     r = cfg.rehearsal
@@ -406,7 +409,8 @@ def run(cfg: TrainConfig, verl: DictConfig, run_dir: Path) -> Path:
     ckpt_dir = checkpoint_dir(run_dir)
     resume = latest_checkpoint(ckpt_dir) if r.resume else None
     args = _grpo_args(cfg, algo, ckpt_dir)
-    started_ray = start_ray()
+    with heartbeat("codefu-train: starting Ray"):
+        started_ray = start_ray()
     service = RewardService(cfg.reward)
     reward = JudgeReward(service, r.reward_sign)
     params = {
@@ -424,14 +428,15 @@ def run(cfg: TrainConfig, verl: DictConfig, run_dir: Path) -> Path:
     )
     trainer_ref: list[Any] = []
     try:
-        trainer = _make_trainer_class()(
-            model=str(model_path),
-            reward_funcs=[reward],
-            args=args,
-            train_dataset=Dataset.from_list(rows),
-            processing_class=tokenizer,
-            callbacks=[_make_callback(reward, tracker, trainer_ref)],
-        )
+        with heartbeat("codefu-train: loading the model into the GRPO trainer"):
+            trainer = _make_trainer_class()(
+                model=str(model_path),
+                reward_funcs=[reward],
+                args=args,
+                train_dataset=Dataset.from_list(rows),
+                processing_class=tokenizer,
+                callbacks=[_make_callback(reward, tracker, trainer_ref)],
+            )
         trainer_ref.append(trainer)
         trainer.judge = reward
         trainer.filter_groups = bool(OmegaConf.select(verl, "algorithm.filter_groups.enable"))
