@@ -7,7 +7,7 @@ import io
 from hypothesis import given
 from hypothesis import strategies as st
 
-from codefu_trainer.training.progress import Progress, heartbeat
+from codefu_trainer.training.progress import Heartbeat, Progress
 
 
 class Clock:
@@ -63,15 +63,20 @@ def test_heartbeat_names_the_phase_beats_while_it_runs_and_stops_after() -> None
             return out.write(text)
 
     stream = Counting()
-    with heartbeat("starting Ray", every_s=0.01, out=stream):
+    with Heartbeat("starting Ray", every_s=0.01, out=stream):
         # Wait (no timing asserted) until two beats were printed inside the block.
         assert beats.acquire(timeout=60) and beats.acquire(timeout=60)
     lines = out.getvalue().splitlines()
-    assert lines[0] == "starting Ray..."
+    assert lines[0] == "starting Ray..." and len(lines) >= 3
     assert all(
         line.startswith("starting Ray: ") and line.endswith("s elapsed") for line in lines[1:]
     )
+    with Heartbeat("step 1/2", every_s=0.01, out=stream) as beat:
+        assert beats.acquire(timeout=60)
+        beat.mark("step 2/2")
+        while "step 2/2: " not in out.getvalue():  # later beats carry the new label
+            assert beats.acquire(timeout=60)
     after = out.getvalue()
-    with heartbeat("next", every_s=60.0, out=stream):
+    with Heartbeat("next", every_s=60.0, out=stream):
         pass
     assert out.getvalue() == after + "next...\n"  # the first one's thread has ended

@@ -30,7 +30,7 @@ from codefu_trainer.training.compose import (
 from codefu_trainer.training.config import ClusterKind
 from codefu_trainer.training.overrides import ConfigError, split_overrides
 from codefu_trainer.training.prepared_data import BadInputError, check_prepared_data
-from codefu_trainer.training.progress import heartbeat
+from codefu_trainer.training.progress import Heartbeat
 from codefu_trainer.training.stack import require_training_stack
 
 EXIT_CONFIG = 2
@@ -112,7 +112,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if kind is ClusterKind.cpu_verl:
             return run_cpu_verl(conf_dir, args.overrides)
         if kind is ClusterKind.cpu:
-            with heartbeat("codefu-train: composing the run (imports veRL and torch)"):
+            with Heartbeat("codefu-train: composing the run (imports veRL and torch)"):
                 run = compose_run(conf_dir, args.overrides)
             require_data(run.cfg)
             write_resolved(run)

@@ -1,7 +1,7 @@
 """Progress lines for the CPU rehearsal's long phases, so that none is silent for 10 s.
 
 `Progress`: a loop of known length (the warm start): steps done, the loss, elapsed and time
-left, every few seconds. `heartbeat`: one long call (imports, composing veRL's config,
+left, every few seconds. `Heartbeat`: one long call (imports, composing veRL's config,
 starting Ray): its name, then the time elapsed every few seconds until it returns.
 """
 
@@ -10,8 +10,7 @@ from __future__ import annotations
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from typing import TextIO
 
 # Seconds between lines: often enough that no phase is silent for 10 s.
@@ -54,23 +53,43 @@ class Progress:
         )
 
 
-@contextmanager
-def heartbeat(label: str, *, every_s: float = EVERY_S, out: TextIO | None = None) -> Iterator[None]:
-    """Print `label...` now, then `label: Ns elapsed` every `every_s` seconds until the block
-    ends; nothing more once it has ended."""
-    stream = out or sys.stdout
-    print(f"{label}...", file=stream, flush=True)
-    start = time.monotonic()
-    done = threading.Event()
+class Heartbeat:
+    """`with Heartbeat(label):` prints `label...` on entry, then `label: Ns elapsed` whenever
+    `every_s` seconds have passed without a line, until the block ends.
 
-    def beat() -> None:
-        while not done.wait(every_s):
-            print(f"{label}: {time.monotonic() - start:.0f}s elapsed", file=stream, flush=True)
+    `mark(label)` says the phase moved on (a step ended and printed its row): the silence
+    and the elapsed time count again from now, and later lines carry the new label.
+    """
 
-    thread = threading.Thread(target=beat, name="codefu-heartbeat", daemon=True)
-    thread.start()
-    try:
-        yield
-    finally:
-        done.set()
-        thread.join()
+    def __init__(self, label: str, *, every_s: float = EVERY_S, out: TextIO | None = None) -> None:
+        self.label = label
+        self.every_s = every_s
+        self.out = out
+        self._phase_start = self._last_line = time.monotonic()
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._beat, name="codefu-heartbeat", daemon=True)
+
+    def __enter__(self) -> Heartbeat:
+        print(f"{self.label}...", file=self.out or sys.stdout, flush=True)
+        self.mark()
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._done.set()
+        self._thread.join()
+
+    def mark(self, label: str | None = None) -> None:
+        if label is not None:
+            self.label = label
+        self._phase_start = self._last_line = time.monotonic()
+
+    def _beat(self) -> None:
+        while not self._done.wait(max(0.0, self._last_line + self.every_s - time.monotonic())):
+            now = time.monotonic()
+            if now - self._last_line >= self.every_s:
+                elapsed = now - self._phase_start
+                print(
+                    f"{self.label}: {elapsed:.0f}s elapsed", file=self.out or sys.stdout, flush=True
+                )
+                self._last_line = now
