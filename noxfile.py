@@ -323,6 +323,41 @@ def train(session: nox.Session) -> None:
     run_cli(session, "codefu-train", "--config-dir", str(ROOT / "conf"), *session.posargs)
 
 
+def console_scripts() -> dict[str, str]:
+    """Each console script of the four packages → the package that declares it."""
+    return {
+        script: package
+        for package in PACKAGES
+        for script in _pyproject(ROOT / "packages" / package / "pyproject.toml")["project"].get(
+            "scripts", {}
+        )
+    }
+
+
+def cli_requirements(script: str) -> dict[str, str]:
+    """What `nox -s cli -- SCRIPT` installs: SCRIPT's package with the extras it needs."""
+    package = console_scripts()[script]
+    if script in ("codefu-train", "codefu-eval"):
+        return {"trainer": training_extras(), "launcher": "submit"}
+    return {package: {"data": "validate", "launcher": "submit"}.get(package, "")}
+
+
+@nox.session(python=PYTHON)
+def cli(session: nox.Session) -> None:
+    """Any of the packages' commands in an environment holding it:
+    `nox -s cli -- codefu-judge --help` (also codefu-data, codefu-reward, codefu-train,
+    codefu-eval, codefu-launcher); the command's exit code is nox's."""
+    scripts = sorted(console_scripts())
+    if not session.posargs or session.posargs[0] not in scripts:
+        given = f"{session.posargs[0]!r} is not one of them. " if session.posargs else ""
+        session.error(
+            f"Usage: nox -s cli -- COMMAND [ARGS...]; the commands are {', '.join(scripts)}. "
+            f"{given}Example: nox -s cli -- codefu-judge --help"
+        )
+    install(session, *editables(**cli_requirements(session.posargs[0])))
+    run_cli(session, *session.posargs)
+
+
 @nox.session(python=PYTHON)
 def report(session: nox.Session) -> None:
     """PNG plots of a training run's metrics, the judge panel among them, and a table of the
