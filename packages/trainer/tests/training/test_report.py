@@ -249,3 +249,23 @@ def test_report_of_a_dir_without_metrics_or_store_says_what_to_pass(
     err = capsys.readouterr().err
     assert "No metrics.jsonl and no MLflow store" in err and "--mlflow-run" in err
     assert not (tmp_path / "mlflow.db").exists()  # looking created no store
+
+
+def test_the_verdict_mix_labels_whole_steps() -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from codefu_trainer.training.report import _verdict_mix
+
+    records = [
+        {"step": step, "judge/verdict/AC": ac, "judge/verdict/WA": 1 - ac}
+        for step, ac in ((1, 0.25), (2, 0.5))  # a two-step run: matplotlib's ticks were 0.5 apart
+    ]
+    fig, ax = plt.subplots()
+    _verdict_mix(ax, records)
+    fig.canvas.draw()
+    ticks = [float(t) for t in ax.get_xticks() if ax.get_xlim()[0] <= t <= ax.get_xlim()[1]]
+    plt.close(fig)
+    assert ticks and all(t == int(t) for t in ticks), ticks

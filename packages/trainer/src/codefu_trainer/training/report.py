@@ -363,8 +363,11 @@ def _verdict_mix(ax: Any, records: Sequence[dict[str, Any]]) -> None:
         for key in verdicts
     ]
     layers = [(label, values) for label, values in layers if any(values)]
+    from matplotlib.ticker import MaxNLocator
+
     ax.set_title("Judge verdict mix")
     ax.set_xlabel("step")
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # steps, not 2.5
     ax.set_ylabel("share of samples")
     ax.set_ylim(0, 1.3)  # room for the legend above the stacks
     ax.set_yticks([0, 0.25, 0.5, 0.75, 1])
