@@ -190,8 +190,8 @@ def run_cli(session: nox.Session, *args: str) -> None:
 
 REAL_DATA_ENV = "CODEFU_REAL_DATA"
 REAL_DATA_SKIPS = (
-    f"{REAL_DATA_ENV} is unset, so the tests on real CodeContests problems were skipped "
-    "(pytest's SKIPPED lines above name them). To run them: "
+    f"{REAL_DATA_ENV} is unset, so the tests on real CodeContests problems skip "
+    "(pytest's SKIPPED lines above name any that were selected). To run them: "
     f"{REAL_DATA_ENV}=DIR nox -s ..., DIR holding codefu_easy/{{train,test}}.parquet."
 )
 
