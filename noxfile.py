@@ -163,13 +163,54 @@ def install(session: nox.Session, *requirements: str) -> None:
     stamp.write_text(fingerprint)
 
 
+# What our CLIs' exit codes mean (README "Exit codes"); a session that runs one ends nox
+# with the CLI's own code.
+CLI_EXIT_CODES = {
+    1: "the run itself failed (its error is above)",
+    2: "bad input: a configuration error or an unreadable input file (the line above names it)",
+    3: "nothing to run: a prerequisite is missing (no data, no GPU, no training stack)",
+}
+
+
+def run_cli(session: nox.Session, *args: str) -> None:
+    """Run one of our CLIs; when it fails, nox exits at once with the CLI's own exit code.
+
+    nox itself exits 1 for every failed session, which would hide the CLI's documented
+    code from the shell; sessions named after this one on the same command line do not run.
+    """
+    try:
+        session.run(*args)
+    except nox.command.CommandFailed as exc:
+        code = exc.return_code if exc.return_code else 1
+        meaning = CLI_EXIT_CODES.get(code, "see the CLI's message above")
+        name = " ".join(args[:3]) if args[0] == "python" else args[0]
+        session.log(f"{name} exited with code {code}: {meaning}.")
+        raise SystemExit(code) from None
+
+
+REAL_DATA_ENV = "CODEFU_REAL_DATA"
+REAL_DATA_SKIPS = (
+    f"{REAL_DATA_ENV} is unset, so the tests on real CodeContests problems skip "
+    "(pytest's SKIPPED lines above name any that were selected). To run them: "
+    f"{REAL_DATA_ENV}=DIR nox -s ..., DIR holding codefu_easy/{{train,test}}.parquet."
+)
+
+
 def run_pytest(session: nox.Session, *args: str) -> None:
-    """pytest, treating 'no tests collected' (exit 5) as a failure with a clear message."""
-    code = session.run(
-        "pytest", f"--timeout={SUITE_TIMEOUT}", *args, *session.posargs, success_codes=[0, 5]
-    )
-    if code == 5 and not session.posargs:
-        session.error("pytest collected no tests: a suite that tests nothing is a failure here.")
+    """pytest, treating 'no tests collected' (exit 5) as a failure with a clear message unless
+    tests were selected; says last what skipped for lack of the real data, and how to run it."""
+    try:
+        session.run("pytest", f"--timeout={SUITE_TIMEOUT}", *args, *session.posargs)
+    except nox.command.CommandFailed as exc:
+        if exc.return_code != 5:
+            raise
+        if not session.posargs:
+            session.error(
+                "pytest collected no tests: a suite that tests nothing is a failure here."
+            )
+    finally:
+        if not os.environ.get(REAL_DATA_ENV):
+            session.log(REAL_DATA_SKIPS)
 
 
 @nox.session(python=PYTHON)
@@ -268,7 +309,7 @@ def lock(session: nox.Session) -> None:
 def prepare(session: nox.Session) -> None:
     """Prepare the tiered veRL datasets; arguments are Hydra overrides (e.g. data.source=DIR)."""
     install(session, *editables(data="validate"))
-    session.run("codefu-data", "prepare", "--config-dir", str(ROOT / "conf"), *session.posargs)
+    run_cli(session, "codefu-data", "prepare", "--config-dir", str(ROOT / "conf"), *session.posargs)
 
 
 @nox.session(python=PYTHON)
@@ -279,7 +320,42 @@ def train(session: nox.Session) -> None:
     Arguments are Hydra overrides: `nox -s train -- cluster=sagemaker_p4de trainer.total_epochs=1`.
     """
     install(session, *editables(trainer=training_extras(), launcher="submit"))
-    session.run("codefu-train", "--config-dir", str(ROOT / "conf"), *session.posargs)
+    run_cli(session, "codefu-train", "--config-dir", str(ROOT / "conf"), *session.posargs)
+
+
+def console_scripts() -> dict[str, str]:
+    """Each console script of the four packages → the package that declares it."""
+    return {
+        script: package
+        for package in PACKAGES
+        for script in _pyproject(ROOT / "packages" / package / "pyproject.toml")["project"].get(
+            "scripts", {}
+        )
+    }
+
+
+def cli_requirements(script: str) -> dict[str, str]:
+    """What `nox -s cli -- SCRIPT` installs: SCRIPT's package with the extras it needs."""
+    package = console_scripts()[script]
+    if script in ("codefu-train", "codefu-eval"):
+        return {"trainer": training_extras(), "launcher": "submit"}
+    return {package: {"data": "validate", "launcher": "submit"}.get(package, "")}
+
+
+@nox.session(python=PYTHON)
+def cli(session: nox.Session) -> None:
+    """Any of the packages' commands in an environment holding it:
+    `nox -s cli -- codefu-judge --help` (also codefu-data, codefu-reward, codefu-train,
+    codefu-eval, codefu-launcher); the command's exit code is nox's."""
+    scripts = sorted(console_scripts())
+    if not session.posargs or session.posargs[0] not in scripts:
+        given = f"{session.posargs[0]!r} is not one of them. " if session.posargs else ""
+        session.error(
+            f"Usage: nox -s cli -- COMMAND [ARGS...]; the commands are {', '.join(scripts)}. "
+            f"{given}Example: nox -s cli -- codefu-judge --help"
+        )
+    install(session, *editables(**cli_requirements(session.posargs[0])))
+    run_cli(session, *session.posargs)
 
 
 @nox.session(python=PYTHON)
@@ -294,7 +370,7 @@ def report(session: nox.Session) -> None:
             "MLFLOW_TRACKING_URI)."
         )
     install(session, *editables(trainer="train"))
-    session.run("python", "-m", "codefu_trainer.training.report", *session.posargs)
+    run_cli(session, "python", "-m", "codefu_trainer.training.report", *session.posargs)
 
 
 @nox.session(python=PYTHON)
@@ -305,12 +381,13 @@ def evaluate(session: nox.Session) -> None:
     args = session.posargs
     if args[:1] != ["compare"]:
         args = ["--config-dir", str(ROOT / "conf"), *args]
-    session.run("codefu-eval", *args)
+    run_cli(session, "codefu-eval", *args)
 
 
 @nox.session(python=PYTHON)
 def bench(session: nox.Session) -> None:
-    """Benchmarks: `nox -s bench -- judge|reward|data` (all when none is named)."""
+    """Benchmarks: `nox -s bench -- judge|reward|data|eval` (judge, reward and data when none
+    is named)."""
     install(session, *group("test"), *editables(trainer="test,train"))  # eval needs train
     names = session.posargs or ["judge", "reward", "data"]
     for name in names:

@@ -32,6 +32,7 @@ REQUIRED_SESSIONS = {
     "build",
     "image",
     "lock",
+    "cli",
 }
 
 

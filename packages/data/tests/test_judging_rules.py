@@ -1256,7 +1256,10 @@ REAL_CUT = {
 def test_all_real_statements() -> None:
     root = os.environ.get("CODEFU_REAL_DATA")
     if not root:
-        pytest.skip("CODEFU_REAL_DATA is not set")
+        pytest.skip(
+            "CODEFU_REAL_DATA is unset: set it to a folder holding "
+            "codefu_easy/{train,test}.parquet (real CodeContests problems) to run this"
+        )
     directory = Path(root) / "codefu_easy"
     if not directory.is_dir():
         pytest.skip(f"{directory} does not exist")

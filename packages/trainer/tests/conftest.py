@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from collections.abc import Iterator
@@ -51,7 +52,9 @@ def write_prepared(out: Path, train: int, test: int) -> Path:
     for split, n in (("train", train), ("test", test)):
         rows = [_problem(i, split) for i in range(n)]
         pq.write_table(pa.Table.from_pylist(rows), out / "easy" / f"{split}.parquet")
-    (out / "manifest.json").write_text("{}")
+    from codefu_data.prepare import MANIFEST_FORMAT
+
+    (out / "manifest.json").write_text(json.dumps({"format": MANIFEST_FORMAT}))
     return out
 
 

@@ -68,6 +68,9 @@ from codefu_data.tiers import assign_tier
 from codefu_data.validate import NO_PRIVATE_TESTS_AFTER_VALIDATION, Candidate, Validator
 
 MANIFEST = "manifest.json"
+# The layout of manifest.json and the processed parquet: raised when either changes, so a
+# trainer can tell a dataset prepared by another version (codefu_trainer.training.prepared_data).
+MANIFEST_FORMAT = 1
 STAMP = ".prepare-stamp.json"
 UNTIERED = "untiered"
 FLUSH_ROWS = 1024
@@ -468,7 +471,7 @@ def _run(
         for w in writers.values():
             w.close()
     return {
-        "format": 1,
+        "format": MANIFEST_FORMAT,
         "codefu_data_version": __version__,
         "input": source.fingerprint(),
         "config": config_values,

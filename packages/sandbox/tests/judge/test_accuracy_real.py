@@ -125,7 +125,11 @@ def test_manifest_lists_complete_problem_folders() -> None:
 
 
 @pytest.mark.real_data
-@pytest.mark.skipif(not REAL_DATA, reason="CODEFU_REAL_DATA is unset (it points at shared/data)")
+@pytest.mark.skipif(
+    not REAL_DATA,
+    reason="CODEFU_REAL_DATA is unset: set it to a folder holding "
+    "codefu_easy/{train,test}.parquet (real CodeContests problems) to run this",
+)
 @pytest.mark.parametrize("variant", list(EXPECTED))
 @pytest.mark.parametrize("slug", sorted(MANIFEST))
 def test_real_solution_gets_exact_verdict(

@@ -202,6 +202,20 @@ def test_bad_inputs_give_one_clear_line(
     assert err.startswith("codefu-eval: ") and err.count("\n") == 1
 
 
+def test_a_corrupt_prepared_split_is_one_line_naming_it(
+    tiny_model: Path, prepared_data: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    split = prepared_data / "easy" / "test.parquet"
+    split.write_bytes(split.read_bytes()[:-100])  # truncated: the footer is gone
+    got, _, err = _main(
+        capsys, "--config-dir", str(CONF), "cluster=cpu", f"model.path={tiny_model}",
+        f"data.out_dir={prepared_data}",
+    )  # fmt: skip
+    assert got == 2
+    assert err.startswith(f"codefu-eval: {split}: not a readable parquet file")
+    assert "data.force=true" in err and err.count("\n") == 1
+
+
 def test_compare_of_a_missing_directory_is_one_line(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

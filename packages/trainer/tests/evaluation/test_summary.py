@@ -136,3 +136,19 @@ def test_compare_refuses_unfinished_and_disjoint_evaluations(tmp_path: Path) -> 
         load_evaluation(b)
     with pytest.raises(StoreError, match="not an evaluation directory"):
         load_evaluation(tmp_path / "missing")
+
+
+@pytest.mark.parametrize("solved", [False, True])
+def test_the_passk_chart_says_so_when_every_pass_at_k_is_0(solved: bool) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from codefu_trainer.evaluation.plots import ALL_ZERO_NOTE, passk_figure
+
+    verdicts = {"a": ["WA", "CE"], "b": ["NO_CODE", "AC" if solved else "WA"]}
+    fig = passk_figure(summarize(_records(verdicts), [1, 2], 2, "transformers-cpu", {}))
+    notes = [t.get_text() for t in fig.axes[0].texts]
+    plt.close(fig)
+    assert notes == ([] if solved else [ALL_ZERO_NOTE])

@@ -53,7 +53,10 @@ SEVERAL_ANSWERS = (
 def _shared_easy() -> Path:
     root = os.environ.get("CODEFU_REAL_DATA")
     if not root:
-        pytest.skip("CODEFU_REAL_DATA is not set")
+        pytest.skip(
+            "CODEFU_REAL_DATA is unset: set it to a folder holding "
+            "codefu_easy/{train,test}.parquet (real CodeContests problems) to run this"
+        )
     path = Path(root) / "codefu_easy"
     if not path.is_dir():
         pytest.skip(f"{path} does not exist")

@@ -249,3 +249,35 @@ def test_report_of_a_dir_without_metrics_or_store_says_what_to_pass(
     err = capsys.readouterr().err
     assert "No metrics.jsonl and no MLflow store" in err and "--mlflow-run" in err
     assert not (tmp_path / "mlflow.db").exists()  # looking created no store
+
+
+def test_report_of_a_run_killed_mid_line_names_the_file_and_draws_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    metrics = tmp_path / "metrics.jsonl"
+    metrics.write_text('{"step": 1, "critic/score/mean": 0.5}\n{"step": 2, "critic/sc')
+    assert main([str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"report: {metrics}: a line is not a step record")
+    assert "delete it" in err and "Traceback" not in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["metrics.jsonl"]
+
+
+def test_the_verdict_mix_labels_whole_steps() -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from codefu_trainer.training.report import _verdict_mix
+
+    records = [
+        {"step": step, "judge/verdict/AC": ac, "judge/verdict/WA": 1 - ac}
+        for step, ac in ((1, 0.25), (2, 0.5))  # a two-step run: matplotlib's ticks were 0.5 apart
+    ]
+    fig, ax = plt.subplots()
+    _verdict_mix(ax, records)
+    fig.canvas.draw()
+    ticks = [float(t) for t in ax.get_xticks() if ax.get_xlim()[0] <= t <= ax.get_xlim()[1]]
+    plt.close(fig)
+    assert ticks and all(t == int(t) for t in ticks), ticks

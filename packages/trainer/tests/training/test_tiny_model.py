@@ -69,7 +69,11 @@ def test_warm_start_teaches_the_response() -> None:
     )
     prompts = [[{"role": "user", "content": f"problem {i}"}] for i in range(3)]
     examples = [(p, "<code>int main(){}</code>") for p in prompts]
-    losses = warm_start(model, tok, examples, steps=25, lr=1e-2, seed=1)
+    reported: list[tuple[int, float]] = []
+    losses = warm_start(
+        model, tok, examples, steps=25, lr=1e-2, seed=1, on_step=lambda *a: reported.append(a)
+    )
     assert len(losses) == 25
+    assert reported == list(enumerate(losses, start=1))  # what the progress line shows
     assert losses[-1] < 0.5 * losses[0]
     assert warm_start(model, tok, examples, steps=0, lr=1e-2) == []

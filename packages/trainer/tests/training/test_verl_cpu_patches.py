@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
+import logging
 import os
 import subprocess
 import sys
@@ -164,6 +165,50 @@ def test_weight_updates_change_generation_and_tag_the_step(server) -> None:  # t
     with pytest.raises(KeyError, match="does not have"):
         asyncio.run(server.update_weights({"no.such.weight": torch.zeros(1)}, global_steps=8))
     asyncio.run(server.update_weights(state, global_steps=None))  # restore for other tests
+
+
+def test_server_answers_every_request_from_each_event_loop_during_weight_updates(  # type: ignore[no-untyped-def]
+    server, monkeypatch, caplog
+) -> None:
+    """A request is answered whichever event loop sends it, also while weights load.
+
+    The server once kept an asyncio.Event and Lock made in its constructor: they bound to the
+    first loop that waited on them, and in any later loop its batching task died on "bound to
+    a different event loop" (the "Task exception was never retrieved" traceback after the
+    suite) with the batch it had taken, whose callers then waited forever.
+    """
+    import gc
+    import threading
+
+    from codefu_trainer.training.verl_cpu.rollout import BATCH_WINDOW_S
+
+    state = {k: v.detach().clone() for k, v in server.model.state_dict().items()}
+    gate = threading.Event()  # holds the weight update (inside its load) until the batch waits
+    state_dict = server.model.state_dict
+
+    def gated_state_dict(*args, **kwargs):  # type: ignore[no-untyped-def]
+        gate.wait()
+        return state_dict(*args, **kwargs)
+
+    monkeypatch.setattr(server.model, "state_dict", gated_state_dict)
+    params = {"temperature": 0.7, "top_p": 1.0, "top_k": -1}
+
+    async def generate_during_an_update() -> list[int]:
+        gate.clear()
+        update = asyncio.create_task(server.update_weights(state, global_steps=None))
+        answer = asyncio.create_task(server.generate([5, 6, 7], dict(params), "r"))
+        # The batch is taken after BATCH_WINDOW_S, while the update still loads.
+        asyncio.get_running_loop().call_later(10 * BATCH_WINDOW_S, gate.set)
+        await update
+        # A guard against hanging, not a timing check: the answer takes well under a second.
+        out = await asyncio.wait_for(answer, timeout=60)
+        return list(out.token_ids)
+
+    with caplog.at_level(logging.ERROR, logger="asyncio"):
+        for _ in range(3):  # each asyncio.run is a new event loop
+            assert asyncio.run(generate_during_an_update())
+        gc.collect()
+    assert not [r for r in caplog.records if r.name == "asyncio"], caplog.text
 
 
 def test_cluster_cpu_verl_composes_veRL_for_the_cpu(tmp_path) -> None:  # type: ignore[no-untyped-def]

@@ -22,6 +22,7 @@ from codefu_trainer.evaluation.config import compose_eval
 from codefu_trainer.evaluation.store import StoreError
 from codefu_trainer.training.compose import PrerequisiteError, default_conf_dir
 from codefu_trainer.training.overrides import ConfigError
+from codefu_trainer.training.prepared_data import BadInputError
 from codefu_trainer.training.stack import require_training_stack
 
 EXIT_INPUT = 2
@@ -108,7 +109,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args[:1] == ["compare"]:
             return compare_command(args[1:])
         return evaluate_command(args)
-    except StoreError as exc:
+    except (StoreError, BadInputError) as exc:
         print(f"codefu-eval: {one_line(exc)}", file=sys.stderr)
         return EXIT_INPUT
     except PrerequisiteError as exc:

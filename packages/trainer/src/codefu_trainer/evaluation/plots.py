@@ -6,15 +6,13 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+ALL_ZERO_NOTE = "every pass@k is 0: no sample passed any problem"
 
-def make_plots(summary: Mapping[str, Any], out_dir: Path) -> list[Path]:
-    """Write `passk_by_rating.png` and `verdicts.png` into `out_dir`; returns their paths."""
-    import matplotlib
 
-    matplotlib.use("Agg")
+def passk_figure(summary: Mapping[str, Any]) -> Any:
+    """Bars of pass@k per rating bucket, with a note on the chart when every value is 0."""
     import matplotlib.pyplot as plt
 
-    out_dir.mkdir(parents=True, exist_ok=True)
     buckets = list(summary["by_rating"])
     ks = list(summary["pass@k"])
     fig, ax = plt.subplots(figsize=(7, 3.8))
@@ -33,7 +31,21 @@ def make_plots(summary: Mapping[str, Any], out_dir: Path) -> list[Path]:
     ax.set_title(f"pass@k by rating, {summary['samples_per_problem']} samples per problem")
     ax.legend(fontsize=8)
     ax.grid(axis="y", alpha=0.3)
+    if not any(v for b in buckets for v in summary["by_rating"][b]["pass@k"].values()):
+        ax.text(0.5, 0.5, ALL_ZERO_NOTE, transform=ax.transAxes, ha="center", va="center")
     fig.tight_layout()
+    return fig
+
+
+def make_plots(summary: Mapping[str, Any], out_dir: Path) -> list[Path]:
+    """Write `passk_by_rating.png` and `verdicts.png` into `out_dir`; returns their paths."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    fig = passk_figure(summary)
     passk = out_dir / "passk_by_rating.png"
     fig.savefig(passk, dpi=100)
     plt.close(fig)

@@ -18,6 +18,7 @@ from omegaconf import OmegaConf
 from codefu_trainer.evaluation.config import EvalConfig, eval_tiers
 from codefu_trainer.training.compose import PrerequisiteError
 from codefu_trainer.training.config import ModelKind, RehearsalConfig
+from codefu_trainer.training.prepared_data import check_parquet
 from codefu_trainer.training.prompt_rows import load_prompts
 
 
@@ -65,6 +66,7 @@ def load_problems(cfg: EvalConfig, max_prompt_chars: int | None) -> list[EvalPro
         left = None if limit is None else limit - len(problems)
         if left == 0:
             break
+        check_parquet(path, path.parent.parent)  # corrupt or not prepared: exit 2, its name
         try:
             rows = load_prompts(path, max_prompt_chars or sys.maxsize, left)
         except ValueError as exc:

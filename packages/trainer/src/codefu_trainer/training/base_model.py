@@ -124,6 +124,7 @@ def cached_base_model(
 ) -> Path:
     """`out_dir` holding the warm-started tiny model: copied from the cache, or built, cached
     and copied. An existing complete `out_dir` (a resumed run) is kept as it is."""
+    from codefu_trainer.training.progress import Progress
     from codefu_trainer.training.tiny_model import warm_start, write_tiny_model
 
     if (out_dir / "config.json").is_file() and (out_dir / "tokenizer.json").is_file():
@@ -138,8 +139,15 @@ def cached_base_model(
             if r.warmup_steps <= 0:
                 return
             start = time.perf_counter()
+            progress = Progress("codefu-train: warm start", r.warmup_steps)
             losses = warm_start(
-                model, tok, examples, steps=r.warmup_steps, lr=r.warmup_lr, seed=r.seed
+                model,
+                tok,
+                examples,
+                steps=r.warmup_steps,
+                lr=r.warmup_lr,
+                seed=r.seed,
+                on_step=lambda done, loss: progress.update(done, loss=loss),
             )
             print(
                 f"codefu-train: warm start of the tiny model on {len(examples)} programs: "

@@ -5,8 +5,8 @@ on this machine's GPUs (or a SageMaker job's Ray cluster); cpu → the CPU rehea
 cpu_verl → veRL's own trainer on this machine's CPU; sagemaker → a SageMaker training job
 (dry run by default).
 
-Exit codes: 0 done, 2 configuration error, 3 missing prerequisite (no GPU, no data, no
-credentials), 1 the run itself failed.
+Exit codes: 0 done, 2 configuration error or an unreadable input file, 3 missing
+prerequisite (no GPU, no data, no credentials), 1 the run itself failed.
 """
 
 from __future__ import annotations
@@ -30,6 +30,8 @@ from codefu_trainer.training.compose import (
 )
 from codefu_trainer.training.config import ClusterKind
 from codefu_trainer.training.overrides import ConfigError, split_overrides
+from codefu_trainer.training.prepared_data import BadInputError, check_prepared_data
+from codefu_trainer.training.progress import Heartbeat
 from codefu_trainer.training.stack import require_training_stack
 
 EXIT_CONFIG = 2
@@ -141,13 +143,16 @@ def main(argv: Sequence[str] | None = None) -> int:
             )
             return 0
         ours, _ = split_overrides(args.overrides)
-        kind = to_train_config(compose_train(conf_dir, ours)).cluster.kind
+        train_cfg = to_train_config(compose_train(conf_dir, ours))
+        kind = train_cfg.cluster.kind
+        check_prepared_data(train_cfg)  # before a run directory exists
         if kind is ClusterKind.local:
             return run_local(conf_dir, args.overrides, args.force, args.plan_json)
         if kind is ClusterKind.cpu_verl:
             return run_cpu_verl(conf_dir, args.overrides)
         if kind is ClusterKind.cpu:
-            run = compose_run(conf_dir, args.overrides)
+            with Heartbeat("codefu-train: composing the run (imports veRL and torch)"):
+                run = compose_run(conf_dir, args.overrides)
             require_data(run.cfg)
             write_resolved(run)
             from codefu_trainer.training import rehearsal
@@ -167,6 +172,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return sagemaker_job.submit_run(run, force=args.force)
     except ConfigError as exc:
         print(f"codefu-train: configuration error: {exc}\nNothing was started.", file=sys.stderr)
+        return EXIT_CONFIG
+    except BadInputError as exc:
+        print(f"codefu-train: {exc}\nNothing was started.", file=sys.stderr)
         return EXIT_CONFIG
     except PrerequisiteError as exc:
         print(f"codefu-train: {exc}", file=sys.stderr)

@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Mapping, MutableMapping, Sequence
+from collections.abc import Callable, Mapping, MutableMapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -35,10 +35,14 @@ from codefu_trainer.training.config import (
     final_model_dir,
     mlflow_tracking_uri,
 )
+from codefu_trainer.training.progress import Heartbeat
 from codefu_trainer.training.prompt_rows import load_prompts
 from codefu_trainer.training.tracking import Tracker
 
 MINI_BATCHES = 2  # PPO updates per generation batch
+# A GRPO step prints its row when it ends; one still running after this many seconds prints
+# a progress line as well (under 10 s of silence; a step that ends sooner prints only its row).
+STEP_BEAT_S = 9.0
 # Dynamic sampling (algorithm.filter_groups): generation batches tried per step before the
 # step trains on what it has (veRL: max_num_gen_batches; 0 there means unbounded).
 MAX_GENERATION_BATCHES = 4
@@ -257,6 +261,8 @@ def _make_callback(reward: JudgeReward, tracker: Tracker, trainer_ref: list[Any]
         def __init__(self) -> None:
             self.pending: list[dict[str, float]] = []
             self.step_start = time.perf_counter()
+            # Called with the step number once its row is printed (the progress heartbeat).
+            self.after_step: Callable[[int], object] | None = None
 
         def on_log(
             self, args: Any, state: Any, control: Any, logs: Any = None, **kwargs: Any
@@ -296,6 +302,8 @@ def _make_callback(reward: JudgeReward, tracker: Tracker, trainer_ref: list[Any]
             self.step_start = now
             tracker.log(step, metrics)
             self.pending = []
+            if self.after_step is not None:
+                self.after_step(step)
 
     return VerlMetrics()
 
@@ -377,13 +385,17 @@ def start_ray() -> bool:
 
 def run(cfg: TrainConfig, verl: DictConfig, run_dir: Path) -> Path:
     """Run the rehearsal; returns the final model directory."""
-    import ray
-    from datasets import Dataset
-    from transformers import AutoTokenizer, PrinterCallback
-    from transformers.utils import logging as hf_logging
+    # MLflow's INFO lines (database setup, new experiment) would land in the step table.
+    os.environ.setdefault("MLFLOW_LOGGING_LEVEL", "WARNING")
+    with Heartbeat("codefu-train: loading the training stack (Ray, transformers, TRL)"):
+        import ray
+        import trl  # noqa: F401  (the GRPO trainer's import, the slowest)
+        from datasets import Dataset
+        from transformers import AutoTokenizer, PrinterCallback
+        from transformers.utils import logging as hf_logging
 
-    from codefu_trainer.reward.service import RewardService
-    from codefu_trainer.training.config import data_files
+        from codefu_trainer.reward.service import RewardService
+        from codefu_trainer.training.config import data_files
 
     hf_logging.disable_progress_bar()
     r = cfg.rehearsal
@@ -406,7 +418,8 @@ def run(cfg: TrainConfig, verl: DictConfig, run_dir: Path) -> Path:
     ckpt_dir = checkpoint_dir(run_dir)
     resume = latest_checkpoint(ckpt_dir) if r.resume else None
     args = _grpo_args(cfg, algo, ckpt_dir)
-    started_ray = start_ray()
+    with Heartbeat("codefu-train: starting Ray"):
+        started_ray = start_ray()
     service = RewardService(cfg.reward)
     reward = JudgeReward(service, r.reward_sign)
     params = {
@@ -415,33 +428,40 @@ def run(cfg: TrainConfig, verl: DictConfig, run_dir: Path) -> Path:
         "model": str(model_path),
         "data": str(train_file),
     }
-    tracker = Tracker(
-        run_dir,
-        mlflow_tracking_uri(cfg.run.tracking, run_dir) if cfg.run.tracking.mlflow else None,
-        cfg.run.tracking.experiment,
-        run_dir.name,
-        params=params,
-    )
-    trainer_ref: list[Any] = []
-    try:
-        trainer = _make_trainer_class()(
-            model=str(model_path),
-            reward_funcs=[reward],
-            args=args,
-            train_dataset=Dataset.from_list(rows),
-            processing_class=tokenizer,
-            callbacks=[_make_callback(reward, tracker, trainer_ref)],
+    with Heartbeat("codefu-train: opening the run's metrics (MLflow)"):
+        tracker = Tracker(
+            run_dir,
+            mlflow_tracking_uri(cfg.run.tracking, run_dir) if cfg.run.tracking.mlflow else None,
+            cfg.run.tracking.experiment,
+            run_dir.name,
+            params=params,
         )
+    trainer_ref: list[Any] = []
+    callback = _make_callback(reward, tracker, trainer_ref)
+    try:
+        with Heartbeat("codefu-train: loading the model into the GRPO trainer"):
+            trainer = _make_trainer_class()(
+                model=str(model_path),
+                reward_funcs=[reward],
+                args=args,
+                train_dataset=Dataset.from_list(rows),
+                processing_class=tokenizer,
+                callbacks=[callback],
+            )
         trainer_ref.append(trainer)
         trainer.judge = reward
         trainer.filter_groups = bool(OmegaConf.select(verl, "algorithm.filter_groups.enable"))
         trainer.remove_callback(PrinterCallback)  # the per-step table replaces raw log dicts
         if resume is not None:
             print(f"codefu-train: resuming from {resume}", flush=True)
-        trainer.train(resume_from_checkpoint=str(resume) if resume else None)
+        step_label = f"codefu-train: GRPO step {{}}/{r.steps} (sampling, judging, update)"
+        with Heartbeat(step_label.format(1), every_s=STEP_BEAT_S) as beat:
+            callback.after_step = lambda step: beat.mark(step_label.format(step + 1))
+            trainer.train(resume_from_checkpoint=str(resume) if resume else None)
         out = final_model_dir(run_dir)
-        trainer.save_model(str(out))
-        tokenizer.save_pretrained(str(out))
+        with Heartbeat("codefu-train: saving the final model"):
+            trainer.save_model(str(out))
+            tokenizer.save_pretrained(str(out))
     finally:
         tracker.close()
         service.close()
@@ -449,7 +469,8 @@ def run(cfg: TrainConfig, verl: DictConfig, run_dir: Path) -> Path:
             ray.shutdown()
     from codefu_trainer.training.report import make_plots
 
-    plots = make_plots(run_dir)
+    with Heartbeat("codefu-train: drawing the plots"):
+        plots = make_plots(run_dir)
     print(
         f"codefu-train: rehearsal done. Run dir {run_dir}\n"
         f"  checkpoints: {ckpt_dir}\n  final model: {out}\n"

@@ -88,6 +88,25 @@ class Records:
     source: str
 
 
+def _read_metrics_file(run_dir: Path) -> list[dict[str, Any]]:
+    """`read_metrics`, its failures (unreadable, a line that is not a step record) as one
+    NoMetricsError naming the file and what to do."""
+    path = run_dir / METRICS_FILE
+    try:
+        return read_metrics(run_dir)
+    except OSError as exc:
+        raise NoMetricsError(
+            f"{path}: cannot be read ({exc.strerror}); check its permissions, or pass "
+            "--mlflow-run RUN_ID --tracking-uri URI to read the run's MLflow metrics."
+        ) from None
+    except (UnicodeDecodeError, ValueError, KeyError, TypeError) as exc:
+        raise NoMetricsError(
+            f"{path}: a line is not a step record ({type(exc).__name__}: {exc}); a run killed "
+            "while writing can leave a partial last line: delete it, or pass --mlflow-run "
+            "RUN_ID --tracking-uri URI to read the run's MLflow metrics."
+        ) from None
+
+
 def load_records(
     run_dir: Path | None = None,
     mlflow_run: str | None = None,
@@ -107,7 +126,7 @@ def load_records(
     if run_dir is None:
         raise NoMetricsError("Pass a run directory, or --mlflow-run RUN_ID [--tracking-uri URI].")
     if (run_dir / METRICS_FILE).is_file():
-        steps = read_metrics(run_dir)
+        steps = _read_metrics_file(run_dir)
         if not steps:
             raise NoMetricsError(f"{run_dir / METRICS_FILE} holds no steps yet.")
         return Records(steps, str(run_dir / METRICS_FILE))
@@ -363,8 +382,11 @@ def _verdict_mix(ax: Any, records: Sequence[dict[str, Any]]) -> None:
         for key in verdicts
     ]
     layers = [(label, values) for label, values in layers if any(values)]
+    from matplotlib.ticker import MaxNLocator
+
     ax.set_title("Judge verdict mix")
     ax.set_xlabel("step")
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # steps, not 2.5
     ax.set_ylabel("share of samples")
     ax.set_ylim(0, 1.3)  # room for the legend above the stacks
     ax.set_yticks([0, 0.25, 0.5, 0.75, 1])

@@ -77,12 +77,13 @@ def warm_start(
     lr: float,
     seed: int = 0,
     batch_size: int = 8,
+    on_step: Callable[[int, float], object] | None = None,
 ) -> list[float]:
     """Teacher-force each example's response (+ end of turn) after its chat prompt; returns
     the losses.
 
     Loss on the response tokens only, AdamW; the examples are taken in epochs, each in an
-    order drawn from `seed`.
+    order drawn from `seed`. `on_step(steps done, loss)` is called after every step.
     """
     import torch
 
@@ -123,6 +124,8 @@ def warm_start(
         opt.step()
         opt.zero_grad()
         losses.append(float(loss.detach()))
+        if on_step is not None:
+            on_step(len(losses), losses[-1])
     model.eval()
     return losses
 

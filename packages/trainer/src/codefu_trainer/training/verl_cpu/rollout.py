@@ -26,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import threading
 from collections.abc import AsyncGenerator, Generator
 from dataclasses import dataclass, field
 from typing import Any
@@ -118,9 +119,11 @@ class HFCpuServer:
         self.global_steps: int | None = None
         self.weight_updates = 0
         self._pending: dict[tuple[float, float, int, float], list[_Request]] = {}
-        self._wake = asyncio.Event()
+        # The batching task lives only while requests wait, in the loop that made them; the
+        # server holds no asyncio primitive across calls, so no state is bound to one loop.
         self._worker: asyncio.Task[None] | None = None
-        self._lock = asyncio.Lock()  # generation vs. weight updates
+        # Generation vs. weight updates: held inside the worker threads that do them.
+        self._model_lock = threading.Lock()
 
     # --- generation ---------------------------------------------------------------------
 
@@ -142,36 +145,40 @@ class HFCpuServer:
             max_tokens = min(max_tokens, int(sampling_params["max_tokens"]))
         if "max_new_tokens" in sampling_params:
             max_tokens = min(max_tokens, int(sampling_params["max_new_tokens"]))
-        future: asyncio.Future[TokenOutput] = asyncio.get_running_loop().create_future()
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[TokenOutput] = loop.create_future()
         key = sampling_key(sampling_params)
         self._pending.setdefault(key, []).append(_Request(list(prompt_ids), max_tokens, future))
-        if self._worker is None or self._worker.done():
-            self._worker = asyncio.create_task(self._serve())
-        self._wake.set()
+        worker = self._worker
+        if worker is None or worker.done() or worker.get_loop() is not loop:
+            self._worker = loop.create_task(self._serve())
         return await future
 
     async def _serve(self) -> None:
-        while True:
-            await self._wake.wait()
-            await asyncio.sleep(BATCH_WINDOW_S)
-            self._wake.clear()
-            while self._pending:
-                key, batch = next(iter(self._pending.items()))
-                del self._pending[key]
-                async with self._lock:
-                    try:
-                        outputs = await asyncio.to_thread(self._generate_batch, key, batch)
-                    except Exception as exc:  # every waiting request learns why
-                        for req in batch:
-                            if not req.future.done():
-                                req.future.set_exception(exc)
-                        continue
-                for req, out in zip(batch, outputs, strict=True):
+        """Generate the waiting requests batch by batch, then end (the next request restarts it)."""
+        await asyncio.sleep(BATCH_WINDOW_S)  # let the step's other requests join the batch
+        while self._pending:
+            key, batch = next(iter(self._pending.items()))
+            del self._pending[key]
+            try:
+                outputs = await asyncio.to_thread(self._generate_batch, key, batch)
+            except Exception as exc:  # every waiting request learns why
+                for req in batch:
                     if not req.future.done():
-                        req.future.set_result(out)
+                        req.future.set_exception(exc)
+                continue
+            for req, out in zip(batch, outputs, strict=True):
+                if not req.future.done():
+                    req.future.set_result(out)
+
+    def _generate_batch(
+        self, key: tuple[float, float, int, float], batch: list[_Request]
+    ) -> list[TokenOutput]:
+        with self._model_lock:  # a weight update waits for the batch, and the batch for it
+            return self._generate_locked(key, batch)
 
     @torch.no_grad()
-    def _generate_batch(
+    def _generate_locked(
         self, key: tuple[float, float, int, float], batch: list[_Request]
     ) -> list[TokenOutput]:
         from transformers import GenerationConfig
@@ -227,14 +234,17 @@ class HFCpuServer:
         self, named_tensors: dict[str, torch.Tensor], global_steps: int | None
     ) -> int:
         """Load the actor's weights (HF names); returns how many tensors were loaded."""
-        async with self._lock:
-            loaded = await asyncio.to_thread(self._load, named_tensors)
+        return await asyncio.to_thread(self._load, named_tensors, global_steps)
+
+    def _load(self, named_tensors: dict[str, torch.Tensor], global_steps: int | None) -> int:
+        with self._model_lock:  # the weights and their step change together, between batches
+            loaded = self._load_tensors(named_tensors)
             if global_steps is not None:
                 self.global_steps = global_steps
             self.weight_updates += 1
         return loaded
 
-    def _load(self, named_tensors: dict[str, torch.Tensor]) -> int:
+    def _load_tensors(self, named_tensors: dict[str, torch.Tensor]) -> int:
         # state_dict names tied weights (lm_head.weight = the embedding) under both names.
         params = self.model.state_dict(keep_vars=True)
         unknown = sorted(set(named_tensors) - set(params))
