@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import re
 import subprocess
 import sys
@@ -127,7 +128,7 @@ def sagemaker_dry_run(
     return dry_run
 
 
-def test_sagemaker_dry_run_writes_resolved_configs_and_prints_the_request(
+def test_sagemaker_dry_run_prints_the_request_and_leaves_nothing_behind(
     tmp_path: Path, gpu_sized_data: Path, sagemaker_dry_run: DryRun
 ) -> None:
     run_dir = tmp_path / "run"
@@ -138,8 +139,26 @@ def test_sagemaker_dry_run_writes_resolved_configs_and_prints_the_request(
     assert entry[-1] == "cluster.kind=local"
     assert printed["resolved_spec"]["input_channels"] == {"easy": str(gpu_sized_data / "easy")}
     assert printed["resolved_spec"]["instance_type"] == "ml.p4de.24xlarge"
-    assert (run_dir / "config" / "train.yaml").is_file()
-    assert "total_epochs: 2" in (run_dir / "config" / "verl.yaml").read_text()
+    assert not run_dir.exists()  # a dry run leaves nothing behind
+
+
+def test_a_dry_run_is_quiet_unless_verbose(
+    tmp_path: Path,
+    sagemaker_dry_run: DryRun,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The SDK's INFO lines and its warning about the unset role only with --verbose."""
+    cwd = tmp_path / "cwd"
+    cwd.mkdir()
+    monkeypatch.chdir(cwd)
+    caplog.set_level(logging.INFO)
+    _, err = sagemaker_dry_run(cwd / "run")
+    assert not [r for r in caplog.records if r.name.startswith("sagemaker")]
+    assert "DRY RUN" in err and "No role: set SAGEMAKER_ROLE_ARN" in err
+    assert list(cwd.iterdir()) == []  # no run directory, no runs/
+    sagemaker_dry_run(cwd / "run", "--verbose")
+    assert any("Could not verify permissions" in r.getMessage() for r in caplog.records)
 
 
 def test_sagemaker_dry_runs_of_one_run_name_share_checkpoints_and_carry_no_secret(

@@ -120,6 +120,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="write the GPU memory plan (parts in GiB) and the preflight checks as JSON",
     )
     parser.add_argument(
+        "--verbose",
+        action="store_true",
+        help="a SageMaker dry run also shows the SageMaker SDK's log lines",
+    )
+    parser.add_argument(
         "overrides", nargs="*", help="Hydra overrides, e.g. cluster=cpu trainer.total_epochs=1"
     )
     args = parser.parse_args(argv)
@@ -166,10 +171,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 0
         run = compose_run(conf_dir, args.overrides)
         gate(run, args.force, args.plan_json)
-        write_resolved(run)
+        if not run.cfg.cluster.sagemaker.dry_run:  # a dry run leaves nothing behind
+            write_resolved(run)
         from codefu_trainer.training import sagemaker_job
 
-        return sagemaker_job.submit_run(run, force=args.force)
+        return sagemaker_job.submit_run(run, force=args.force, verbose=args.verbose)
     except ConfigError as exc:
         print(f"codefu-train: configuration error: {exc}\nNothing was started.", file=sys.stderr)
         return EXIT_CONFIG

@@ -20,8 +20,10 @@ and nothing touches AWS. `cluster.sagemaker.dry_run=false` submits (it costs mon
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -149,9 +151,24 @@ def build_job_spec(
     )
 
 
-def submit_run(run: ComposedRun, force: bool = False) -> int:
+@contextlib.contextmanager
+def sdk_logs(shown: bool) -> Iterator[None]:
+    """The SageMaker SDK's and boto's log lines (INFO about config files, a WARNING that the
+    role's permissions were not verified) shown, or held back (a dry run's default)."""
+    if shown:
+        yield
+        return
+    logging.disable(logging.WARNING)
+    try:
+        yield
+    finally:
+        logging.disable(logging.NOTSET)
+
+
+def submit_run(run: ComposedRun, force: bool = False, verbose: bool = False) -> int:
     """Submit (or dry-run) the job; 0 when done. Raises PrerequisiteError (nothing was
-    submitted) when the spec, the SDK or AWS access is missing."""
+    submitted) when the spec, the SDK or AWS access is missing. A dry run keeps the SDK's
+    log lines back unless `verbose`."""
     from codefu_launcher.submit import SubmitError, submit
 
     cfg = run.cfg
@@ -160,7 +177,8 @@ def submit_run(run: ComposedRun, force: bool = False) -> int:
     ]
     spec = build_job_spec(cfg, run.conf_dir, run.overrides, force)
     try:
-        result = submit(spec)
+        with sdk_logs(shown=verbose or not spec.dry_run):
+            result = submit(spec)
     except SubmitError as exc:
         raise PrerequisiteError(
             f"cannot submit the SageMaker job: {exc}\nNothing was submitted."
