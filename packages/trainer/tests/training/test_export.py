@@ -22,12 +22,12 @@ import pytest
 from codefu_trainer.training import export
 from codefu_trainer.training.checkpoints import (
     TRACKER,
-    list_files,
     on_every_ray_node,
     prepare_resume,
 )
 from codefu_trainer.training.config import TinyModelConfig, final_model_dir
 from codefu_trainer.training.export import LocalHost, RayNodeHost, export_final_model, ray_hosts
+from codefu_trainer.training.manifest import list_files
 from codefu_trainer.training.tiny_model import write_tiny_model
 
 from ..conftest import CONF
