@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -16,23 +17,30 @@ from codefu_trainer.training.checkpoints import (
     TRACKER,
     CheckpointError,
     PruneOnEveryNode,
-    list_files,
     prepare_resume,
     prepare_resume_everywhere,
     prune,
     resume_step,
     steps_to_remove,
 )
-from codefu_trainer.training.export import Listing, LocalHost, merge_inputs
+from codefu_trainer.training.export import Listing, LocalHost, export_final_model, merge_inputs
+from codefu_trainer.training.manifest import check_step, list_files, write_manifest
 from codefu_trainer.training.verl_config import compose_verl
 
 from ..conftest import CONF
 
 
 def _write_step(
-    root: Path, step: int, ranks: range, world: int = 2, trainer_files: bool = True
+    root: Path,
+    step: int,
+    ranks: range,
+    world: int = 2,
+    *,
+    trainer_files: bool = True,
+    manifest: bool = True,
 ) -> None:
-    """The files of `ranks` for one step; rank 0 and the trainer add theirs."""
+    """The files of `ranks` for one step; rank 0 and the trainer add theirs; then this
+    host's manifest (what the checkpoint callback writes after every rank's save)."""
     actor = root / f"global_step_{step}" / "actor"
     actor.mkdir(parents=True, exist_ok=True)
     for r in ranks:
@@ -45,6 +53,8 @@ def _write_step(
     if trainer_files:
         (root / f"global_step_{step}" / "data.pt").write_bytes(b"d")
         (root / TRACKER).write_text(str(step))
+    if manifest:
+        write_manifest(root / f"global_step_{step}", host=f"host{ranks.start}")
 
 
 def _two_hosts(tmp_path: Path, steps: list[int], world: int = 2) -> tuple[Path, Path]:
@@ -177,13 +187,24 @@ def test_steps_of_a_previous_job_are_pruned_after_a_resume(tmp_path: Path) -> No
         ]
 
 
-def test_hosts_that_restored_different_checkpoints_are_refused(tmp_path: Path) -> None:
-    one, two = _two_hosts(tmp_path, [16, 32])
+def test_hosts_whose_copies_differ_resume_from_the_newest_step_whole_on_both(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    one, two = _two_hosts(tmp_path, [16, 32, 48])
     full = _restore((one, two), tmp_path / "full")
-    stale = _restore((one, two), tmp_path / "stale")
-    (stale / "global_step_32" / "actor" / "model_world_size_2_rank_1.pt").unlink()
-    with pytest.raises(CheckpointError, match="different steps"):
-        prepare_resume_everywhere(_config(tmp_path, keep=3), run_on=_runner_over([full, stale]))
+    torn = _restore((one, two), tmp_path / "torn")
+    (torn / "global_step_48" / "actor" / "model_world_size_2_rank_1.pt").unlink()
+    plans = prepare_resume_everywhere(_config(tmp_path, keep=3), run_on=_runner_over([full, torn]))
+    assert [p.step for p in plans] == [32, 32]
+    for root in (full, torn):
+        assert sorted(p.name for p in root.glob("global_step_*")) == [
+            "global_step_16",
+            "global_step_32",
+        ]
+        assert (root / TRACKER).read_text() == "32"
+    log = capsys.readouterr().out
+    assert "global_step_48/actor/model_world_size_2_rank_1.pt: missing" in log
+    assert "resuming from step 32" in log
 
 
 def test_a_host_without_checkpoints_does_not_disagree(tmp_path: Path) -> None:
@@ -234,3 +255,137 @@ def test_verl_builds_the_pruning_callback_that_grpo_yaml_names() -> None:
     callback = build_checkpoint_callback(config)
     assert isinstance(callback, PruneOnEveryNode)
     assert callback.config is config and config.trainer.max_actor_ckpt_to_keep == 3
+
+
+# --- manifests: a step counts only when its files match them -----------------------------
+
+
+def _cut(path: Path) -> None:
+    path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
+
+
+def _zero_tail(path: Path) -> None:  # what a crash leaves when the size was already set
+    data = path.read_bytes()
+    path.write_bytes(data[:-1] + b"\0")
+
+
+def _drop_manifests(step_dir: Path) -> None:
+    for manifest in step_dir.glob("manifest.*.json"):
+        manifest.unlink()
+
+
+def _garble_manifest(step_dir: Path) -> None:
+    manifest = next(step_dir.glob("manifest.*.json"))
+    manifest.write_text(manifest.read_text()[:20])
+
+
+FAULTS: dict[str, tuple[Callable[[Path], None], str]] = {
+    "shard cut short": (
+        lambda d: _cut(d / "actor" / "model_world_size_2_rank_1.pt"),
+        r"actor/model_world_size_2_rank_1\.pt: cut short: 1 bytes, 2 written",
+    ),
+    "shard missing": (
+        lambda d: (d / "actor" / "optim_world_size_2_rank_0.pt").unlink(),
+        r"actor/optim_world_size_2_rank_0\.pt: missing",
+    ),
+    "data.pt overwritten": (
+        lambda d: _zero_tail(d / "data.pt"),
+        r"data\.pt: content changed: CRC-32 [0-9a-f]{8}, [0-9a-f]{8} written",
+    ),
+    "manifest missing": (
+        _drop_manifests,
+        r"actor/model_world_size_2_rank_0\.pt: in no manifest",
+    ),
+    "manifest unreadable": (_garble_manifest, r"manifest\.host0\.[0-9a-f]{8}\.json: unreadable"),
+    "manifest half written": (
+        lambda d: next(d.glob("manifest.*.json")).rename(d / "manifest.host0.json.tmp"),
+        r"actor/model_world_size_2_rank_0\.pt: in no manifest",
+    ),
+}
+
+
+@pytest.mark.parametrize("fault", sorted(FAULTS))
+def test_a_torn_step_is_reported_removed_and_the_newest_whole_one_resumed(
+    tmp_path: Path, fault: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = tmp_path / "root"
+    for step in (16, 32):
+        _write_step(root, step, range(0, 2))
+    tear, expected = FAULTS[fault]
+    tear(root / "global_step_32")
+    plans = prepare_resume_everywhere(_config(root, keep=3), run_on=_runner_over([root]))
+    assert [(p.step, p.remove) for p in plans] == [(16, (32,))]
+    assert (root / TRACKER).read_text() == "16"
+    assert [p.name for p in root.glob("global_step_*")] == ["global_step_16"]
+    log = capsys.readouterr().out
+    assert "checkpoint global_step_32 on " in log and "is torn" in log
+    assert re.search(f"global_step_32/{expected}", log), log
+    assert "resuming from step 16" in log
+
+
+def test_no_whole_step_starts_from_scratch_with_a_message(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = tmp_path / "root"
+    _write_step(root, 16, range(0, 2), manifest=False)  # written before manifests existed
+    plans = prepare_resume_everywhere(_config(root), run_on=_runner_over([root]))
+    assert [p.step for p in plans] == [None]
+    assert not (root / TRACKER).exists() and not list(root.glob("global_step_*"))
+    assert "starting from scratch" in capsys.readouterr().out
+
+
+def test_a_whole_step_is_not_read_past_the_newest_whole_one(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    for step in (16, 32):
+        _write_step(root, step, range(0, 2))
+    _cut(root / "global_step_16" / "data.pt")  # older and torn: not checked, kept
+    plan = prepare_resume(root, world_size=2, keep=3)
+    assert (plan.step, plan.remove, plan.torn) == (32, (), ())
+
+
+@given(data=st.binary(min_size=1, max_size=2048), cut=st.integers(0, 2047), flip=st.integers())
+def test_any_truncation_or_changed_byte_is_found(data: bytes, cut: int, flip: int) -> None:
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        step_dir = Path(tmp)
+        target = step_dir / "actor" / "model_world_size_1_rank_0.pt"
+        target.parent.mkdir()
+        target.write_bytes(data)
+        write_manifest(step_dir, host="h")
+        assert check_step(step_dir).problems == ()
+        if cut < len(data):
+            target.write_bytes(data[:cut])
+        else:
+            at = flip % len(data)
+            target.write_bytes(data[:at] + bytes([data[at] ^ 0x5A]) + data[at + 1 :])
+        assert check_step(step_dir).problems != ()
+
+
+def test_the_callback_commits_every_hosts_step_before_pruning(tmp_path: Path) -> None:
+    one, two = _two_hosts(tmp_path, [16, 32, 48])
+    _write_step(one, 64, range(0, 1), manifest=False)  # what veRL's save leaves on each host
+    _write_step(two, 64, range(1, 2), trainer_files=False, manifest=False)
+    callback = PruneOnEveryNode(config=_config(tmp_path / "unused", keep=2))
+    callback.run_on = _runner_over([one, two])
+    callback.on_save(global_step=64)
+    for host in (one, two):
+        assert sorted(p.name for p in host.glob("global_step_*")) == [
+            "global_step_48",
+            "global_step_64",
+        ]
+        assert len(list((host / "global_step_64").glob("manifest.*.json"))) == 1
+    restored = _restore((one, two), tmp_path / "restored")
+    assert prepare_resume(restored, world_size=2, keep=2).step == 64
+
+
+def test_the_export_refuses_a_torn_step_with_the_report(tmp_path: Path) -> None:
+    one, two = _two_hosts(tmp_path, [16])
+    _cut(two / "global_step_16" / "actor" / "model_world_size_2_rank_1.pt")
+    hosts = [LocalHost(one, name="algo-1"), LocalHost(two, name="algo-2")]
+    with pytest.raises(CheckpointError) as err:
+        export_final_model(one, tmp_path / "model", hosts=hosts)
+    message = str(err.value)
+    assert "global_step_16 is torn" in message and "algo-2" in message
+    assert "global_step_16/actor/model_world_size_2_rank_1.pt: cut short" in message
+    assert not (tmp_path / "model").exists()

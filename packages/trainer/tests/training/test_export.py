@@ -4,8 +4,10 @@ veRL's FSDP actor on two CPU ranks (gloo) saves step 1, each rank into its own d
 as the ranks of a two-instance SageMaker job do (two_host_checkpoint.py). veRL's merger on
 the head's directory alone fails, as the issue describes; `export_final_model` gathers
 the other host's shard through a Ray task pinned to a node and writes the model to
-SM_MODEL_DIR. Then both hosts restore the union of their files (SageMaker's restore of
-one S3 prefix) with a later step that one host had not finished, and resume.
+SM_MODEL_DIR. The checkpoint callback's manifests are written on each host after the save;
+a step whose copy on one host is torn (a shard cut short) is refused by the export with the
+report. Then both hosts restore the union of their files (SageMaker's restore of one S3
+prefix) with a later step that is torn on one host only: both resume from step 1.
 """
 
 from __future__ import annotations
@@ -22,12 +24,14 @@ import pytest
 from codefu_trainer.training import export
 from codefu_trainer.training.checkpoints import (
     TRACKER,
-    list_files,
+    CheckpointError,
+    commit_step,
     on_every_ray_node,
-    prepare_resume,
+    prepare_resume_everywhere,
 )
 from codefu_trainer.training.config import TinyModelConfig, final_model_dir
 from codefu_trainer.training.export import LocalHost, RayNodeHost, export_final_model, ray_hosts
+from codefu_trainer.training.manifest import list_files
 from codefu_trainer.training.tiny_model import write_tiny_model
 
 from ..conftest import CONF
@@ -80,6 +84,8 @@ def saved(tmp_path_factory: pytest.TempPathFactory) -> dict:
         "out": str(tmp / "out"),
     }
     _phase("save", spec, tmp / "save.json")
+    for host in spec["hosts"]:  # what the checkpoint callback does after every rank's save
+        commit_step(Path(host) / "checkpoints", 1)
     return {"tmp": tmp, "model": model, "spec": spec}
 
 
@@ -148,8 +154,30 @@ def test_the_final_model_gathers_both_hosts_shards_into_sm_model_dir(
     assert (out / "tokenizer_config.json").is_file()
 
 
-def test_resume_from_both_hosts_restored_from_one_prefix(saved: dict) -> None:
+def _cut(path: Path) -> None:
+    path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
+
+
+def test_the_export_refuses_a_step_torn_on_one_host(saved: dict, tmp_path: Path) -> None:
+    head, other = (Path(h) / "checkpoints" for h in saved["spec"]["hosts"])
+    torn = tmp_path / "host1" / "checkpoints"
+    shutil.copytree(other, torn)
+    _cut(torn / STEP1 / "model_world_size_2_rank_1.pt")
+    with pytest.raises(CheckpointError) as err:
+        export_final_model(
+            head, tmp_path / "model", hosts=[LocalHost(head), LocalHost(torn, name="host1")]
+        )
+    message = str(err.value)
+    assert "global_step_1 is torn" in message
+    assert f"{STEP1}/model_world_size_2_rank_1.pt: cut short" in message
+    assert not (tmp_path / "model").exists()
+
+
+def test_resume_from_both_hosts_when_one_hosts_copy_is_torn(
+    saved: dict, capsys: pytest.CaptureFixture[str]
+) -> None:
     import torch
+    from omegaconf import OmegaConf
 
     tmp = saved["tmp"]
     uploaded = [Path(h) / "checkpoints" for h in saved["spec"]["hosts"]]
@@ -158,15 +186,27 @@ def test_resume_from_both_hosts_restored_from_one_prefix(saved: dict) -> None:
         shutil.rmtree(root, ignore_errors=True)
         for source in uploaded:  # every instance gets the whole prefix
             shutil.copytree(source, root / "checkpoints", dirs_exist_ok=True)
-        # Step 2 as the prefix holds it when host 1 was stopped before uploading its files.
-        partial = root / "checkpoints" / "global_step_2"
-        shutil.copytree(root / "checkpoints" / "global_step_1", partial)
-        for name in ("model", "optim", "extra_state"):
-            (partial / "actor" / f"{name}_world_size_2_rank_1.pt").unlink()
-        (root / "checkpoints" / TRACKER).write_text("2")
+        # A whole step 2 (step 1's files and manifests), the tracker naming it.
+        ckpts = root / "checkpoints"
+        shutil.copytree(ckpts / "global_step_1", ckpts / "global_step_2")
+        (ckpts / TRACKER).write_text("2")
+    # Host 1's restore of step 2 was interrupted: its copy of rank 1's shard is cut short.
+    _cut(restored[1] / "checkpoints" / "global_step_2" / "actor" / "model_world_size_2_rank_1.pt")
 
-    plans = [prepare_resume(root / "checkpoints", world_size=2, keep=3) for root in restored]
+    config = OmegaConf.create(
+        {
+            "trainer": {"default_local_dir": "checkpoints", "nnodes": 1, "n_gpus_per_node": 2},
+            "actor_rollout_ref": {"actor": {}},
+        }
+    )
+    plans = prepare_resume_everywhere(
+        config,
+        run_on=lambda fn, root, *args: [fn(r / "checkpoints", *args) for r in restored],
+    )
     assert [(p.step, p.remove, p.tracker_was) for p in plans] == [(1, (2,), 2)] * 2
+    log = capsys.readouterr().out
+    assert "global_step_2/actor/model_world_size_2_rank_1.pt: cut short" in log
+    assert "resuming from step 1 " in log
     for root in restored:
         assert (root / "checkpoints" / TRACKER).read_text() == "1"
         assert not (root / "checkpoints" / "global_step_2").exists()

@@ -14,6 +14,7 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -26,9 +27,9 @@ pytestmark = [pytest.mark.slow, pytest.mark.ray]
 SILENT_ERRORS = ("dtype mismatch", "Traceback (most recent call last)")
 
 
-def _train(run_dir: Path, data: Path, steps: int) -> str:
-    """`codefu-train cluster=cpu_verl` in its own process; its whole log."""
-    args = [
+def _args(run_dir: Path, data: Path, steps: int, extra: Sequence[str] = ()) -> list[str]:
+    """`codefu-train` arguments of these runs (`extra`: more overrides)."""
+    return [
         "--config-dir",
         str(CONF),
         "cluster=cpu_verl",
@@ -40,7 +41,13 @@ def _train(run_dir: Path, data: Path, steps: int) -> str:
         "run.tracking.mlflow=false",
         "verl.data.shuffle=false",  # step k trains on problem k (mod 3): the data position
         f"trainer.rollout_data_dir={run_dir / 'rollouts'}",
+        *extra,
     ]
+
+
+def _train(run_dir: Path, data: Path, steps: int, extra: Sequence[str] = ()) -> str:
+    """`codefu-train cluster=cpu_verl` in its own process (`_args`); its whole log."""
+    args = _args(run_dir, data, steps, extra)
     ray_tmp = Path("/tmp") / f"codefu-verl-cpu-{os.getpid()}"  # Ray's socket paths are short
     env = {**os.environ, "RAY_TMPDIR": str(ray_tmp)}
     env.pop("RAY_ADDRESS", None)

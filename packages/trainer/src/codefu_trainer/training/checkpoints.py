@@ -4,17 +4,21 @@ Layout veRL 0.9.1 writes under `trainer.default_local_dir` (the checkpoint root)
 `global_step_N/actor/{model,optim,extra_state}_world_size_W_rank_R.pt` from each rank on
 its own host, `global_step_N/actor/{fsdp_config.json,huggingface/}` from rank 0,
 `global_step_N/data.pt` and `latest_checkpointed_iteration.txt` from the trainer process.
+Then our checkpoint callback has every host write `global_step_N/manifest.<host>.json`
+(`manifest.py`): a step without one, or whose files differ from it, is torn.
 
 In a SageMaker job every instance mirrors its own /opt/ml/checkpoints to one S3 prefix and
 gets the whole prefix back when a resubmission starts, so a restored root holds the files
-of every host, including a step some host had not finished uploading. Here:
+of every host, including a step some host had not finished uploading, in any order. Here:
 
-- `resume_step` counts only steps whose files are there for every rank; `prepare_resume`
-  points veRL's tracker at it and drops newer, partial steps and steps beyond the
-  retention, on every node (veRL keeps its retention list in memory, so steps left by a
-  previous job would stay forever).
-- `PruneOnEveryNode`, veRL's checkpoint callback, prunes after each save on every node
-  (veRL prunes on rank 0's node only).
+- `survey` checks a host's steps against their manifests, newest first, down to the first
+  whole one; `prepare_resume_everywhere` has every host survey, agrees on the newest step
+  whole on every host, reports the torn ones (which file, what is wrong), deletes what is
+  newer and beyond the retention on every node, and points veRL's tracker at that step (or
+  removes it: the run starts from scratch).
+- `PruneOnEveryNode`, veRL's checkpoint callback, writes the manifests after each save,
+  then prunes on every node (veRL prunes on rank 0's node only), never the step just
+  committed.
 """
 
 from __future__ import annotations
@@ -27,6 +31,14 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
+
+from codefu_trainer.training.manifest import (
+    StepCheck,
+    check_step,
+    list_files,
+    this_host,
+    write_manifest,
+)
 
 TRACKER = "latest_checkpointed_iteration.txt"
 STEP_RE = re.compile(r"global_step_(\d+)")
@@ -41,21 +53,6 @@ class CheckpointError(RuntimeError):
 
 
 # --- listing --------------------------------------------------------------------------
-
-
-def list_files(root: Path) -> dict[str, int]:
-    """Every file under `root` (relative POSIX path → size); empty when `root` is absent."""
-    if not root.is_dir():
-        return {}
-    out: dict[str, int] = {}
-    for dirpath, _, names in os.walk(root):
-        for name in names:
-            path = Path(dirpath) / name
-            try:
-                out[path.relative_to(root).as_posix()] = path.stat().st_size
-            except FileNotFoundError:  # removed while listing (a concurrent prune)
-                continue
-    return out
 
 
 def steps_in(files: Iterable[str]) -> set[int]:
@@ -111,20 +108,64 @@ def world_sizes_of(files: Iterable[str], step: int) -> set[int]:
 # --- decisions ------------------------------------------------------------------------
 
 
+def needed_in_step(world_size: int, contents: Sequence[str]) -> list[str]:
+    """The files (relative to `global_step_N/`) veRL reads to resume `world_size` ranks."""
+    return [f"actor/{name}" for name in rank_files(world_size, contents)] + [
+        "data.pt",
+        "actor/fsdp_config.json",
+    ]
+
+
+def torn_report(step: int, checks: Sequence[StepCheck], needed: Iterable[str]) -> list[str]:
+    """What is wrong with step `step` on the hosts `checks` came from; empty when it is whole.
+
+    Whole: every file a host holds matches a manifest there, and every file in `needed`
+    (relative to the step directory) is among them.
+    """
+    base = f"global_step_{step}"
+    verified = set().union(*(c.verified for c in checks))
+    problems = [f"{base}/{p}" for c in checks for p in c.problems]
+    for check in checks:
+        problems += [
+            f"{base}/{rel}: in no manifest (its host did not finish the save, or its "
+            "manifest was lost)"
+            for rel in check.unlisted
+        ]
+    named = {p.split(": ", 1)[0] for p in problems}
+    problems += [
+        f"{base}/{rel}: missing"
+        for rel in needed
+        if rel not in verified and f"{base}/{rel}" not in named
+    ]
+    return problems
+
+
+@dataclass(frozen=True)
+class HostSurvey:
+    """One host's copy of a checkpoint root, newest step first, down to its first whole step."""
+
+    host: str
+    found: tuple[int, ...]  # every step the root holds
+    tracker: int | None
+    step: int | None  # the newest whole step (at most the bound asked for); None: none
+    torn: tuple[tuple[int, tuple[str, ...]], ...] = ()  # steps checked and found torn
+
+
 @dataclass(frozen=True)
 class ResumePlan:
     """What a root needs before veRL resumes from it."""
 
-    step: int | None  # the newest step complete for every rank; None: start from scratch
-    remove: tuple[int, ...]  # steps to delete: partial ones and those beyond the retention
+    step: int | None  # the newest step whole on every host; None: start from scratch
+    remove: tuple[int, ...]  # steps to delete: torn, newer than `step`, beyond the retention
     tracker_was: int | None
     found: tuple[int, ...] = ()  # every step the root held
+    torn: tuple[tuple[int, tuple[str, ...]], ...] = ()
 
 
 def resume_step(
     files: Mapping[str, int] | set[str], world_size: int, contents: Sequence[str]
 ) -> int | None:
-    """The newest step whose files are there for all `world_size` ranks."""
+    """The newest step whose files are there for all `world_size` ranks (sizes unchecked)."""
     for step in sorted(steps_in(files), reverse=True):
         if not missing_files(files, step, world_size, contents):
             return step
@@ -142,27 +183,16 @@ def steps_to_remove(steps: Iterable[int], newest: int | None, keep: int | None) 
     return sorted(upto + after)
 
 
-def plan_resume(
-    files: Mapping[str, int] | set[str],
-    tracker: int | None,
-    world_size: int,
-    contents: Sequence[str] = DEFAULT_CONTENTS,
-    keep: int | None = None,
-) -> ResumePlan:
-    """Where a restored root resumes: only steps complete on all ranks count.
-
-    Raises CheckpointError when the newest finished step was written by another number of
-    ranks: veRL would look for files of this job's world size and fail on the first rank.
-    """
-    steps = steps_in(files)
+def refuse_other_world_size(
+    files: Mapping[str, int] | set[str], world_size: int, contents: Sequence[str]
+) -> None:
+    """Raise CheckpointError when the newest finished step was written by another number of
+    ranks: veRL would look for files of this job's world size and fail on the first rank."""
     step = resume_step(files, world_size, contents)
-    newer_other = [
-        (s, sorted(world_sizes_of(files, s) - {world_size}))
-        for s in sorted(steps, reverse=True)
-        if step is None or s > step
-    ]
-    for s, sizes in newer_other:
-        for size in sizes:
+    for s in sorted(steps_in(files), reverse=True):
+        if step is not None and s <= step:
+            break
+        for size in sorted(world_sizes_of(files, s) - {world_size}):
             if not missing_files(files, s, size, contents):
                 raise CheckpointError(
                     f"Checkpoint global_step_{s} was written by {size} ranks, this job has "
@@ -170,11 +200,33 @@ def plan_resume(
                     f"{size} GPUs in all, or start over: a new run.name, or "
                     "trainer.resume_mode=disable."
                 )
-    remove = steps_to_remove(steps, step, keep)
-    return ResumePlan(step, tuple(remove), tracker, tuple(sorted(steps)))
 
 
 # --- actions on one host ----------------------------------------------------------------
+
+
+def survey(
+    root: Path,
+    world_size: int,
+    contents: Sequence[str] = DEFAULT_CONTENTS,
+    at_most: int | None = None,
+) -> HostSurvey:
+    """Check this host's steps (at most `at_most`) against their manifests, newest first,
+    until one is whole: its files are read (CRC-32) only from the newest down to that one."""
+    files = list_files(root)
+    refuse_other_world_size(files, world_size, contents)
+    found = sorted(int(p.name.removeprefix("global_step_")) for p in _step_dirs(root))
+    needed = needed_in_step(world_size, contents)
+    torn: list[tuple[int, tuple[str, ...]]] = []
+    for step in sorted(found, reverse=True):
+        if at_most is not None and step > at_most:
+            continue
+        check = check_step(root / f"global_step_{step}")
+        problems = torn_report(step, [check], needed)
+        if not problems:
+            return HostSurvey(this_host(), tuple(found), tracker_step(root), step, tuple(torn))
+        torn.append((step, tuple(problems)))
+    return HostSurvey(this_host(), tuple(found), tracker_step(root), None, tuple(torn))
 
 
 def remove_steps(root: Path, steps: Iterable[int]) -> list[int]:
@@ -188,29 +240,38 @@ def remove_steps(root: Path, steps: Iterable[int]) -> list[int]:
     return removed
 
 
+def apply_resume(root: Path, step: int | None, keep: int | None) -> list[int]:
+    """Make `root` resume from `step` (None: from scratch): delete the steps after it and
+    all but the `keep` newest up to it, point veRL's tracker at it. The steps removed."""
+    steps = [int(p.name.removeprefix("global_step_")) for p in _step_dirs(root)]
+    removed = remove_steps(root, steps_to_remove(steps, step, keep))
+    tracker = root / TRACKER
+    if step is None:
+        tracker.unlink(missing_ok=True)
+    elif (root / f"global_step_{step}").is_dir() and tracker_step(root) != step:
+        tmp = tracker.with_suffix(".tmp")
+        tmp.write_text(str(step))
+        tmp.replace(tracker)
+    return removed
+
+
 def prepare_resume(
     root: Path,
     world_size: int,
     contents: Sequence[str] = DEFAULT_CONTENTS,
     keep: int | None = None,
 ) -> ResumePlan:
-    """Make `root` resume from its newest complete step (this host's copy).
+    """Make `root` resume from its newest whole step, on this host alone (`survey`, then
+    `apply_resume`)."""
+    found = survey(root, world_size, contents)
+    removed = apply_resume(root, found.step, keep)
+    return ResumePlan(found.step, tuple(removed), found.tracker, found.found, found.torn)
 
-    Writes veRL's tracker (removes it when no step is complete), deletes partial steps
-    after that one and all but the `keep` newest. Every host of a job restored the same
-    prefix, so every host reaches the same plan.
-    """
-    files = list_files(root) | {f"{d.name}/": 0 for d in _step_dirs(root)}  # empty steps too
-    plan = plan_resume(files, tracker_step(root), world_size, contents, keep)
-    remove_steps(root, plan.remove)
-    tracker = root / TRACKER
-    if plan.step is None:
-        tracker.unlink(missing_ok=True)
-    elif plan.tracker_was != plan.step:
-        tmp = tracker.with_suffix(".tmp")
-        tmp.write_text(str(plan.step))
-        tmp.replace(tracker)
-    return plan
+
+def commit_step(root: Path, step: int) -> str | None:
+    """Write this host's manifest of step `step` (after every rank's save returned)."""
+    written = write_manifest(root / f"global_step_{step}")
+    return str(written) if written else None
 
 
 def prune(root: Path, newest: int, keep: int | None) -> list[int]:
@@ -291,8 +352,20 @@ def _actor_checkpoint(config: Any) -> tuple[Path, int, list[str], int | None]:
     return root, world, contents, int(keep) if keep else None
 
 
+def agree_on_step(surveys: Sequence[HostSurvey]) -> int | None:
+    """The step every host resumes from: the oldest of their newest whole steps (None when
+    some host holding checkpoints has no whole step). Hosts without any checkpoint (a
+    judge-only node) have nothing to disagree on."""
+    holding = [s for s in surveys if s.found or s.tracker is not None]
+    if not holding or any(s.step is None for s in holding):
+        return None
+    return min(s.step for s in holding if s.step is not None)
+
+
 def prepare_resume_everywhere(config: Any, run_on: NodeRunner | None = None) -> list[ResumePlan]:
-    """`prepare_resume` on every host before veRL starts (veRL's `resume_mode=auto` only).
+    """Before veRL starts (its `resume_mode=auto` only): every host checks its copy of the
+    checkpoint root against the manifests, all agree on the newest step whole on every host,
+    and each deletes what is newer (torn steps among them) and beyond the retention.
 
     veRL's trainer may run on any node and reads the tracker of its own disk; each rank
     loads its shard from its own disk, so every host's copy must agree.
@@ -302,31 +375,60 @@ def prepare_resume_everywhere(config: Any, run_on: NodeRunner | None = None) -> 
     root, world, contents, keep = _actor_checkpoint(config)
     if run_on is None:
         with connected_runner() as runner:
-            plans = runner(prepare_resume, root, world, contents, keep)
-    else:
-        plans = run_on(prepare_resume, root, world, contents, keep)
-    # Hosts without any checkpoint (a judge-only node) have nothing to resume or disagree on.
-    steps = {p.step for p in plans if p.found or p.tracker_was is not None}
-    if len(steps) > 1:
-        raise CheckpointError(
-            f"The hosts' copies of {root} resume from different steps {sorted(map(str, steps))}: "
-            "their restored checkpoints differ. Check the S3 checkpoint prefix, or start over "
-            "with trainer.resume_mode=disable."
-        )
-    for plan in [p for p in plans if p.found][:1]:
-        if plan.step is not None or plan.remove:
+            return _prepare(runner, root, world, contents, keep)
+    return _prepare(run_on, root, world, contents, keep)
+
+
+def _prepare(
+    run: NodeRunner, root: Path, world: int, contents: list[str], keep: int | None
+) -> list[ResumePlan]:
+    surveys: list[HostSurvey] = run(survey, root, world, contents, None)
+    torn = {(i, s.host, t): problems for i, s in enumerate(surveys) for t, problems in s.torn}
+    step = agree_on_step(surveys)
+    while step is not None and any(s.step not in (None, step) for s in surveys if s.found):
+        # A host whose newest whole step is newer checks the agreed one (and older) too.
+        surveys = run(survey, root, world, contents, step)
+        torn |= {(i, s.host, t): problems for i, s in enumerate(surveys) for t, problems in s.torn}
+        step = agree_on_step(surveys)
+    for (_, host, t), problems in sorted(torn.items(), key=lambda item: -item[0][2]):
+        print(f"codefu-train: checkpoint global_step_{t} on {host} is torn:", flush=True)
+        for problem in problems:
+            print(f"codefu-train:   {problem}", flush=True)
+    removed: list[list[int]] = run(apply_resume, root, step, keep)
+    plans = [
+        ResumePlan(step if s.found else None, tuple(r), s.tracker, s.found, s.torn)
+        for s, r in zip(surveys, removed, strict=True)
+    ]
+    every_removed = sorted(set().union(*map(set, removed))) if removed else []
+    if any(s.found for s in surveys):
+        if step is None:
             print(
-                f"codefu-train: resuming from step {plan.step} (tracker said {plan.tracker_was}); "
-                f"removed partial or surplus steps {list(plan.remove)}",
+                f"codefu-train: no checkpoint step under {root} is whole on every host: "
+                f"starting from scratch (removed steps {every_removed})",
                 flush=True,
             )
+        else:
+            tracker = next((s.tracker for s in surveys if s.tracker is not None), None)
+            print(
+                f"codefu-train: resuming from step {step} (tracker said {tracker}), the newest "
+                f"step whole on every host; removed torn, newer or surplus steps {every_removed}",
+                flush=True,
+            )
+    if keep == 1:
+        print(
+            "codefu-train: trainer.max_actor_ckpt_to_keep=1 lets veRL delete the previous step "
+            "before the new one's manifest is written: a crash then leaves no whole step. "
+            "Keep 2 or more.",
+            flush=True,
+        )
     return plans
 
 
 class PruneOnEveryNode:
     """veRL checkpoint callback (`trainer.checkpoint_callback_class`, the interface of veRL's
-    CheckpointCallback): after each save, every node keeps only the
-    `trainer.max_actor_ckpt_to_keep` newest steps."""
+    CheckpointCallback): after each save has returned on every rank, every node writes its
+    manifest of the step (which makes the step count at resume and export), then keeps only
+    the `trainer.max_actor_ckpt_to_keep` newest steps."""
 
     def __init__(self, config: Any = None, run_on: NodeRunner | None = None) -> None:
         self.config = config
@@ -343,6 +445,7 @@ class PruneOnEveryNode:
         if async_save or self.config is None:  # an async save may still be in flight
             return
         root, _, _, keep = _actor_checkpoint(self.config)
-        if keep is None:
-            return
-        (self.run_on or cluster_runner())(prune, root, int(global_step), keep)
+        run = self.run_on or cluster_runner()
+        run(commit_step, root, int(global_step))
+        if keep is not None:
+            run(prune, root, int(global_step), keep)

@@ -5,9 +5,10 @@ Each rank of veRL's FSDP actor writes its shard to the checkpoint root of its ow
 `huggingface/` (config, tokenizer), and the trainer process writes the tracker naming the
 newest step. On a multi-node job those are spread over several disks. The export asks every
 host what it holds (`ShardHost`: this machine, or a Ray node through tasks pinned to it),
-links the local files and copies the others' into a staging directory beside the
-checkpoint root, then runs veRL's FSDP merger on it into the model directory (SM_MODEL_DIR,
-which SageMaker uploads, or <run dir>/model).
+checks each host's files against its manifests (a torn step is refused with the report of
+what is wrong, as the resume reports it), links the local files and copies the others'
+into a staging directory beside the checkpoint root, then runs veRL's FSDP merger on it
+into the model directory (SM_MODEL_DIR, which SageMaker uploads, or <run dir>/model).
 """
 
 from __future__ import annotations
@@ -23,9 +24,10 @@ from typing import Any, Protocol
 from codefu_trainer.training.checkpoints import (
     TRACKER,
     CheckpointError,
-    list_files,
     steps_in,
+    torn_report,
 )
+from codefu_trainer.training.manifest import StepCheck, check_step, list_files
 
 CHUNK_BYTES = 64 * 1024 * 1024  # one Ray object per chunk of a copied file
 IN_FLIGHT = 4  # chunks requested ahead while writing
@@ -46,6 +48,10 @@ class ShardHost(Protocol):
         """The file's path when this process can open it directly, else None."""
         ...
 
+    def check(self, step: int) -> StepCheck:
+        """This host's files of step `step` against its manifests (`manifest.check_step`)."""
+        ...
+
 
 @dataclass
 class LocalHost:
@@ -62,6 +68,13 @@ class LocalHost:
 
     def local_path(self, rel: str) -> Path | None:
         return self.root / rel
+
+    def check(self, step: int) -> StepCheck:
+        return _check(str(self.root), step)
+
+
+def _check(root: str, step: int) -> StepCheck:
+    return check_step(Path(root) / f"global_step_{step}")
 
 
 def _read(path: str, offset: int, length: int) -> bytes:
@@ -109,6 +122,12 @@ class RayNodeHost:
 
     def local_path(self, rel: str) -> Path | None:
         return None
+
+    def check(self, step: int) -> StepCheck:
+        import ray
+
+        check: StepCheck = ray.get(self._task(_check).remote(str(self.root), step))
+        return check
 
 
 def ray_hosts(root: Path) -> list[ShardHost]:
@@ -190,6 +209,29 @@ def merge_inputs(actor_rel: str, listing: Listing) -> list[str]:
     return [config_rel, *hf, *names]
 
 
+def verify_step(step: int, listing: Listing) -> list[str]:
+    """The merge inputs of step `step`; CheckpointError with the torn-step report (which
+    file, what is wrong, on any host) unless every host's files match their manifests."""
+    checks = [host.check(step) for host in listing.hosts]
+    problems = torn_report(step, checks, ["actor/fsdp_config.json"])
+    inputs: list[str] = []
+    if not problems:
+        inputs = merge_inputs(f"global_step_{step}/actor", listing)
+        base = f"global_step_{step}/"
+        problems = torn_report(step, checks, [rel.removeprefix(base) for rel in inputs])
+    if problems:
+        hosts = ", ".join(h.name for h in listing.hosts)
+        raise CheckpointError(
+            f"global_step_{step} is torn (hosts searched: {hosts}), no final model written:\n  "
+            + "\n  ".join(problems)
+            + "\nRun the same job again: it resumes from the newest whole step and saves "
+            "again. Or export a whole earlier step yourself: `python -m verl.model_merger "
+            "merge --backend fsdp --local_dir <checkpoints>/global_step_M/actor --target_dir "
+            "<model dir>`."
+        )
+    return inputs
+
+
 def copy_file(host: ShardHost, rel: str, size: int, dest: Path) -> None:
     """Copy one file from `host` into `dest`, in chunks (Ray hosts: a few in flight)."""
     dest.parent.mkdir(parents=True, exist_ok=True)
@@ -217,9 +259,8 @@ def copy_file(host: ShardHost, rel: str, size: int, dest: Path) -> None:
     tmp.replace(dest)
 
 
-def stage(actor_rel: str, listing: Listing, staging: Path) -> Path:
+def stage(inputs: Sequence[str], listing: Listing, staging: Path) -> None:
     """One directory holding every input of the merge: links to local files, copies of others."""
-    inputs = merge_inputs(actor_rel, listing)
     shutil.rmtree(staging, ignore_errors=True)
     for rel in inputs:
         found = listing.where(rel)
@@ -233,7 +274,6 @@ def stage(actor_rel: str, listing: Listing, staging: Path) -> Path:
         else:
             print(f"codefu-train: export copies {rel} ({size / 2**20:.0f} MiB) from {host.name}")
             copy_file(host, rel, size, dest)
-    return staging / actor_rel
 
 
 def merge(actor_dir: Path, out_dir: Path, trust_remote_code: bool = False) -> None:
@@ -257,7 +297,8 @@ def export_final_model(
     """Merge the newest actor checkpoint, wherever its shards are, into `out_dir`.
 
     `hosts` defaults to this machine and every other node of the connected Ray cluster.
-    Returns `out_dir`, or None when no host holds a checkpoint.
+    Returns `out_dir`, or None when no host holds a checkpoint. Raises CheckpointError,
+    with the report, when the step does not match its manifests on every host.
     """
     hosts = list(hosts) if hosts is not None else ray_hosts(ckpt_root)
     listing = Listing.of(hosts)
@@ -269,11 +310,11 @@ def export_final_model(
             flush=True,
         )
         return None
-    actor_rel = f"global_step_{step}/actor"
+    inputs = verify_step(step, listing)
     staging = ckpt_root.with_name(ckpt_root.name + ".export")  # beside the root: not synced
     try:
-        actor_dir = stage(actor_rel, listing, staging)
-        merge(actor_dir, out_dir, trust_remote_code)
+        stage(inputs, listing, staging)
+        merge(staging / f"global_step_{step}/actor", out_dir, trust_remote_code)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     print(f"codefu-train: final model of step {step} written to {out_dir}", flush=True)

@@ -16,13 +16,14 @@ from pathlib import Path
 
 from omegaconf import DictConfig, OmegaConf
 
-from codefu_trainer.training.checkpoints import prepare_resume_everywhere
+from codefu_trainer.training.checkpoints import CheckpointError, prepare_resume_everywhere
 from codefu_trainer.training.config import TrainConfig, final_model_dir
 from codefu_trainer.training.export import export_final_model
 from codefu_trainer.training.tracking import continue_mlflow_run
 
 # veRL's rollout backend on CPU (codefu_trainer.training.verl_cpu): no vLLM needed.
 CPU_ROLLOUT = "hf_cpu"
+EXIT_CHECKPOINT = 4  # checkpoints that cannot be resumed from or exported as they are
 
 
 def latest_actor_checkpoint(ckpt_root: Path) -> Path | None:
@@ -73,6 +74,14 @@ def run(verl: DictConfig, cfg: TrainConfig, run_dir: Path) -> int:
 
 
 def _train(verl: DictConfig, cfg: TrainConfig, run_dir: Path) -> int:
+    try:
+        return _train_and_export(verl, cfg, run_dir)
+    except CheckpointError as exc:
+        print(f"codefu-train: {exc}", file=sys.stderr, flush=True)
+        return EXIT_CHECKPOINT
+
+
+def _train_and_export(verl: DictConfig, cfg: TrainConfig, run_dir: Path) -> int:
     from verl.trainer.main_ppo import run_ppo
     from verl.utils.device import auto_set_device
 
