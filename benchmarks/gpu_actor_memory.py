@@ -169,15 +169,14 @@ def packed_positions(
     return positions[None], lengths
 
 
-def build(shape: dict[str, Any], device: torch.device) -> Any:
+def build(shape: dict[str, Any], device: torch.device, dtype: torch.dtype = torch.bfloat16) -> Any:
+    """The model with random weights in `dtype`, sdpa, gradient checkpointing, training mode."""
     config = Qwen2Config(
         **{k: v for k, v in shape.items() if k != "architectures"}, use_cache=False
     )
     torch.manual_seed(0)
     with device:
-        model = AutoModelForCausalLM.from_config(
-            config, attn_implementation="sdpa", dtype=torch.bfloat16
-        )
+        model = AutoModelForCausalLM.from_config(config, attn_implementation="sdpa", dtype=dtype)
     model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
     return model.train()
 

@@ -35,27 +35,20 @@ from typing import Any
 import torch
 import torch.distributed as dist
 import transformers
-from transformers import AutoModelForCausalLM, Qwen2Config
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from gpu_actor_memory import SHAPE_7B, SHAPE_TINY, LogProbPaths, packed_positions
+from gpu_actor_memory import build as build_model
 
 GIB = 1024**3
 ENTROPY_COEFF = 0.001
 
 
 def build(shape: dict[str, Any], device: torch.device) -> Any:
+    """fp32 weights wrapped as veRL's apply_fsdp2 wraps them (bf16 compute, fp32 reduce)."""
     from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
 
-    config = Qwen2Config(
-        **{k: v for k, v in shape.items() if k != "architectures"}, use_cache=False
-    )
-    torch.manual_seed(0)
-    with device:
-        model = AutoModelForCausalLM.from_config(
-            config, attn_implementation="sdpa", dtype=torch.float32
-        )
-    model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+    model = build_model(shape, device, dtype=torch.float32)
     policy = MixedPrecisionPolicy(param_dtype=torch.bfloat16, reduce_dtype=torch.float32)
     for layer in model.model.layers:
         fully_shard(layer, mp_policy=policy)
