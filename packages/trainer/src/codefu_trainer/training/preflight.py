@@ -22,7 +22,6 @@ from codefu_trainer.training.compose import ComposedRun
 from codefu_trainer.training.config import ClusterKind, GroupRole, TrainConfig, data_files
 from codefu_trainer.training.gpu import INSTANCE_GPUS, local_gpu_memory
 from codefu_trainer.training.memory_plan import (
-    GIB,
     MemoryPlan,
     PlanInputs,
     make_plan,
@@ -481,6 +480,3 @@ def write_plan_json(result: Preflight, path: Path) -> None:
 
 def print_report(result: Preflight) -> None:
     report(result, lambda line: print(line, file=sys.stderr))
-
-
-__all__ = ["GIB", "Check", "Preflight", "preflight", "refusal_message", "report", "write_plan_json"]
