@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -62,15 +61,3 @@ def test_kept_tests_are_passed_by_some_solution_and_by_none_wrongly(
             assert "AC" in column and "WA" not in column
         for t in set(range(n)) - set(d.kept_tests):
             assert all(r[t] != "AC" for r in runs)
-
-
-def test_validator_requires_the_sandbox_when_missing(monkeypatch: pytest.MonkeyPatch) -> None:
-    import sys
-
-    from codefu_data.config import DataConfig
-    from codefu_data.reader import DataError
-    from codefu_data.validate import Validator
-
-    monkeypatch.setitem(sys.modules, "codefu_sandbox", None)  # import now raises ImportError
-    with pytest.raises(DataError, match="codefu-sandbox"):
-        Validator(DataConfig(validate=True))

@@ -66,6 +66,7 @@ from codefu_data.schema import (
 from codefu_data.solutions import cpp_programs
 from codefu_data.tiers import assign_tier
 from codefu_data.validate import NO_PRIVATE_TESTS_AFTER_VALIDATION, Candidate, Validator
+from codefu_sandbox import Judge
 
 MANIFEST = "manifest.json"
 # The layout of manifest.json and the processed parquet: raised when either changes, so a
@@ -445,7 +446,7 @@ def _run(
     }
     counts: Counts = defaultdict(lambda: defaultdict(lambda: defaultdict(int)))
     validator = Validator(cfg) if cfg.validate else None
-    checker_judge = _checker_judge() if cfg.checkers.enabled() else None
+    checker_judge = Judge() if cfg.checkers.enabled() else None
     stats = PrepareStats()
     ordinals: dict[str, int] = defaultdict(int)
     read_by_split: dict[str, int] = defaultdict(int)
@@ -768,18 +769,6 @@ def _validate(
             }
         )
     return kept_rows, (publics, privates)
-
-
-def _checker_judge() -> Any:
-    """A codefu_sandbox Judge for checker validation; DataError when it is not installed."""
-    try:
-        from codefu_sandbox import Judge
-    except ImportError as exc:
-        raise DataError(
-            "data.checkers needs codefu-sandbox to validate checkers: pip install "
-            "'codefu-data[validate]' (or leave data.checkers.column and folder null)."
-        ) from exc
-    return Judge()
 
 
 def _checker_of(cfg: DataConfig, table: pa.Table, row: int, name: str) -> Checker | None:
