@@ -42,7 +42,6 @@ from codefu_data.config import DataConfig, check_config
 from codefu_data.filters import DuplicateIndex, ProblemMeta, quality_reason
 from codefu_data.judging_rules import (
     JudgingRules,
-    checker_params_for,
     rules_from_statement,
     truncated_output,
 )
@@ -67,6 +66,7 @@ from codefu_data.solutions import cpp_programs
 from codefu_data.tiers import assign_tier
 from codefu_data.validate import NO_PRIVATE_TESTS_AFTER_VALIDATION, Candidate, Validator
 from codefu_sandbox import Judge
+from codefu_sandbox.rules import checker_params
 
 MANIFEST = "manifest.json"
 # The layout of manifest.json and the processed parquet: raised when either changes, so a
@@ -736,7 +736,7 @@ def _validate(
                 time_limit_seconds(r["time_limit"]) or 0.0,
                 r["memory_limit_bytes"],
                 None if row in skip else r.get("solutions"),
-                checker_params_for(rule, validator.cfg.validate_checker),
+                checker_params(validator.cfg.validate_checker, rule),
             )
         )
     decisions = validator.run(candidates)

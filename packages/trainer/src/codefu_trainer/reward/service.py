@@ -25,9 +25,10 @@ from typing import Any, TypeVar
 import ray
 from ray.exceptions import RayActorError
 
-from codefu_data.judging_rules import JudgingRules, checker_params_for
+from codefu_data.judging_rules import JudgingRules
 from codefu_data.schema import time_limit_seconds
 from codefu_sandbox import CheckerConfig
+from codefu_sandbox.rules import checker_params as rules_checker_params
 from codefu_trainer.reward.config import RewardConfig, RewardMode, reward_config_from
 from codefu_trainer.reward.extract import extract_code
 from codefu_trainer.reward.judge_pool import await_ref, pool_actor
@@ -119,12 +120,7 @@ def tests_digest(tests: Sequence[tuple[str, str]]) -> str:
 def checker_params(config: RewardConfig, rules: JudgingRules | None = None) -> dict[str, Any]:
     """The checker's parameters for one problem: the reward's float tolerance under the name
     its checker takes, overridden by what the problem's statement allows (its judging rules)."""
-    names = {"codecontests": "tolerance", "floats": "precision"}
-    name = names.get(config.checker)
-    params: dict[str, Any] = {name: float(config.float_tolerance)} if name else {}
-    if rules is not None:
-        params.update(checker_params_for(rules, config.checker))
-    return params
+    return rules_checker_params(config.checker, rules, tolerance=config.float_tolerance)
 
 
 def deadline_seconds(problem: Problem, config: RewardConfig) -> float:
