@@ -60,6 +60,7 @@ from codefu_data.schema import (
     REWARD_MODEL_TYPE,
     TESTS_TYPE,
     VALIDATION_COLUMNS,
+    judge_time_seconds,
     time_limit_seconds,
 )
 from codefu_data.solutions import cpp_programs
@@ -733,7 +734,7 @@ def _validate(
         candidates.append(
             Candidate(
                 pairs,
-                time_limit_seconds(r["time_limit"]) or 0.0,
+                judge_time_seconds(r["time_limit"], scale=validator.cfg.time_limit_scale),
                 r["memory_limit_bytes"],
                 None if row in skip else r.get("solutions"),
                 checker_params(validator.cfg.validate_checker, rule),
@@ -820,7 +821,9 @@ def _validate_checkers(
                     name=r["name"],
                     checker=checkers[row],
                     tests=pairs,
-                    time_seconds=time_limit_seconds(r["time_limit"]) or 1.0,
+                    time_seconds=judge_time_seconds(
+                        r["time_limit"], scale=cfg.time_limit_scale, default=1.0
+                    ),
                     memory_bytes=r["memory_limit_bytes"],
                     accepted=cpp_programs(r.get("solutions")),
                     incorrect=cpp_programs(r.get("incorrect_solutions")),
