@@ -205,21 +205,19 @@ def checker_program(tmp_path: Path) -> Path:
 
 
 @pytest.mark.parametrize(
-    ("output", "ok", "internal", "points"),
+    ("output", "ok", "internal"),
     [
-        ("ok", True, False, 1.0),
-        ("wa", False, False, None),
-        ("pe", False, False, None),
-        ("fail", False, True, None),
-        ("half", False, False, 0.5),
-        ("weird", False, True, None),
+        ("ok", True, False),
+        ("wa", False, False),
+        ("pe", False, False),
+        ("fail", False, True),
+        ("half", False, False),
+        ("weird", False, True),
     ],
 )
-def test_testlib_exit_codes(
-    checker_program: Path, output: str, ok: bool, internal: bool, points: float | None
-) -> None:
+def test_testlib_exit_codes(checker_program: Path, output: str, ok: bool, internal: bool) -> None:
     result = testlib.check(output + "\n", "x\n", program=checker_program, input="in\n")
-    assert (result.ok, result.internal_error, result.points) == (ok, internal, points)
+    assert (result.ok, result.internal_error) == (ok, internal)
 
 
 def test_testlib_missing_program_is_internal_error(tmp_path: Path) -> None:
