@@ -308,7 +308,7 @@ def lock(session: nox.Session) -> None:
 @nox.session(python=PYTHON)
 def prepare(session: nox.Session) -> None:
     """Prepare the tiered veRL datasets; arguments are Hydra overrides (e.g. data.source=DIR)."""
-    install(session, *editables(data="validate"))
+    install(session, *editables(data=""))
     run_cli(session, "codefu-data", "prepare", "--config-dir", str(ROOT / "conf"), *session.posargs)
 
 
@@ -339,7 +339,7 @@ def cli_requirements(script: str) -> dict[str, str]:
     package = console_scripts()[script]
     if script in ("codefu-train", "codefu-eval"):
         return {"trainer": training_extras(), "launcher": "submit"}
-    return {package: {"data": "validate", "launcher": "submit"}.get(package, "")}
+    return {package: {"launcher": "submit"}.get(package, "")}
 
 
 @nox.session(python=PYTHON)

@@ -20,11 +20,11 @@ from hypothesis import strategies as st
 
 from codefu_data.judging_rules import (
     JudgingRules,
-    checker_params_for,
     parse_tolerance,
     rules_from_statement,
     truncated_output,
 )
+from codefu_sandbox.rules import checker_params
 
 
 def _statement(excerpt: str) -> str:
@@ -1011,7 +1011,7 @@ def test_any_order_needs_several_answers() -> None:
         JudgingRules(several_answers=True, any_order="tokens")
     rules = JudgingRules(several_answers=True, any_order="line")
     assert JudgingRules.from_dict(rules.to_dict()) == rules
-    assert checker_params_for(rules, "codecontests") == {"any_order": "line"}
+    assert checker_params("codecontests", rules) == {"any_order": "line"}
 
 
 @pytest.mark.parametrize(

@@ -38,11 +38,8 @@ def test_default_source_prepares_every_tier(tmp_path: Path) -> None:
 @pytest.mark.slow
 def test_validation_with_the_accepted_solutions(tmp_path: Path) -> None:
     source = _sample_dir()
-    pytest.importorskip("codefu_sandbox")
-    import codefu_sandbox
-
-    if not hasattr(codefu_sandbox, "Judge") or shutil.which("g++") is None:
-        pytest.skip("needs codefu_sandbox.Judge and g++")
+    if shutil.which("g++") is None:
+        pytest.skip("needs g++")
     # Problems with several valid answers kept (judged against one output, as the
     # reference does): their accepted solutions disagree under exact checking.
     keep = {"keep_several_answers": True}

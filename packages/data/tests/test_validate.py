@@ -64,13 +64,51 @@ def test_kept_tests_are_passed_by_some_solution_and_by_none_wrongly(
             assert all(r[t] != "AC" for r in runs)
 
 
-def test_validator_requires_the_sandbox_when_missing(monkeypatch: pytest.MonkeyPatch) -> None:
-    import sys
+def test_the_judges_time_limit_is_the_statements_times_the_scale() -> None:
+    from codefu_data.schema import judge_time_seconds
+
+    assert judge_time_seconds({"seconds": 2, "nanos": 500_000_000}, scale=2.0) == 5.0
+    assert judge_time_seconds(1.5, scale=1.0) == 1.5
+    assert judge_time_seconds(None, scale=3.0, default=2.0) == 6.0  # the default is scaled too
+    assert judge_time_seconds({"seconds": 0, "nanos": 0}, scale=1.0, default=2.0) == 2.0
+    with pytest.raises(ValueError, match="no time limit"):
+        judge_time_seconds({"seconds": None}, scale=1.0)
+
+
+def test_validation_judges_under_the_scaled_time_limit() -> None:
+    import pyarrow as pa
 
     from codefu_data.config import DataConfig
-    from codefu_data.reader import DataError
-    from codefu_data.validate import Validator
+    from codefu_data.judging_rules import JudgingRules
+    from codefu_data.prepare import _validate
 
-    monkeypatch.setitem(sys.modules, "codefu_sandbox", None)  # import now raises ImportError
-    with pytest.raises(DataError, match="codefu-sandbox"):
-        Validator(DataConfig(validate=True))
+    class Recorder:
+        def __init__(self) -> None:
+            self.cfg = DataConfig(time_limit_scale=2.5)
+            self.seen: list[object] = []
+
+        def run(self, candidates: list[object]) -> list[None]:
+            self.seen.extend(candidates)
+            return [None for _ in candidates]
+
+    tests = {"input": ["1\n"], "output": ["1\n"]}
+    row = {
+        "public_tests": tests,
+        "private_tests": tests,
+        "time_limit": {"seconds": 2, "nanos": 0},
+        "memory_limit_bytes": 256 << 20,
+        "solutions": None,
+    }
+    counts: dict[str, dict[str, dict[str, int]]] = {"easy": {"train": {"kept": 1}}}
+    recorder = Recorder()
+    _validate(
+        recorder,  # type: ignore[arg-type]
+        table=pa.Table.from_pylist([row]),
+        rows=[0],
+        rules=[JudgingRules()],
+        tests=None,
+        tier="easy",
+        split="train",
+        counts=counts,  # type: ignore[arg-type]
+    )
+    assert [c.time_seconds for c in recorder.seen] == [5.0]  # type: ignore[attr-defined]

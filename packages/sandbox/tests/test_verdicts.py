@@ -10,7 +10,17 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from codefu_sandbox import PRIORITY, CompileResult, TestResult, Verdict
-from codefu_sandbox.verdicts import RunOutcome, aggregate, decide, worst
+from codefu_sandbox.checkers import CheckResult
+from codefu_sandbox.verdicts import (
+    EXEC_MARGIN,
+    RunOutcome,
+    aggregate,
+    checked,
+    decide,
+    internal_error,
+    static_data_verdict,
+    worst,
+)
 
 LIMITS = {"time_seconds": 1.0, "memory_bytes": 256 << 20, "output_limit": 64 << 20}
 
@@ -81,6 +91,38 @@ def test_aggregate_is_the_worst_and_counts_passes(verdicts: list[Verdict]) -> No
 def test_compile_error_report() -> None:
     report = aggregate([], CompileResult(False, 0.3, False, "error: x"), 5, "x")
     assert (report.verdict, report.passed, report.total) == (Verdict.CE, 0, 5)
+
+
+@pytest.mark.parametrize(
+    ("answer", "expected"),
+    [
+        (CheckResult(True), Verdict.AC),
+        (CheckResult(False, "token 1: got '2', expected '3'"), Verdict.WA),
+        (CheckResult(False, "checker crashed", internal_error=True), Verdict.IE),
+        (CheckResult(True, "odd checker", internal_error=True), Verdict.IE),
+    ],
+)
+def test_checked_run_is_ac_wa_or_ie(answer: CheckResult, expected: Verdict) -> None:
+    assert checked(answer) is expected
+
+
+@given(static=st.integers(0, 1 << 34), cap=st.integers(1, 1 << 34))
+def test_static_data_over_the_cap_is_mle_on_the_first_test(static: int, cap: int) -> None:
+    result = static_data_verdict(static, address_space=cap)
+    if static + EXEC_MARGIN <= cap:
+        assert result is None
+    else:
+        assert result is not None and result.verdict is Verdict.MLE
+        assert result.peak_memory_bytes == static and "over the memory limit" in result.message
+        report = aggregate([result], CompileResult(True, 0.1, False, ""), 7, "x")
+        assert (report.verdict, report.passed, report.total) == (Verdict.MLE, 0, 7)
+
+
+def test_a_judge_failure_before_any_test_is_ie_never_ce() -> None:
+    report = internal_error("the compiler vanished", 4, "rlimits")
+    assert (report.verdict, report.passed, report.total, report.tests) == (Verdict.IE, 0, 4, [])
+    assert not report.compile.ok
+    assert report.compile.diagnostics == "[internal error] the compiler vanished"
 
 
 def test_report_without_tests_is_never_ac() -> None:

@@ -26,6 +26,8 @@ from pathlib import Path
 from typing import Any
 
 from codefu_data.config import CheckersConfig
+from codefu_sandbox import CheckerConfig, Limits, Submission, TestCase, Verdict
+from codefu_sandbox.checker_runner import CheckerError, CheckerLimits, with_testlib
 
 LANGUAGES = ("cpp", "python")
 SUFFIXES = {".cpp": "cpp", ".py": "python"}
@@ -36,7 +38,8 @@ CHECKER_REJECTS_EXPECTED = "checker_rejects_expected_output"
 CHECKER_REJECTS_ACCEPTED = "checker_rejects_accepted_program"
 CHECKER_ACCEPTS_INCORRECT = "checker_accepts_incorrect_program"
 CHECKER_UNVALIDATED = "checker_without_known_programs"
-ABNORMAL = frozenset({"TLE", "MLE", "RE", "OLE", "SV", "CE"})
+# Verdicts of a program that did not end normally within its limits.
+ABNORMAL = frozenset({Verdict.TLE, Verdict.MLE, Verdict.RE, Verdict.OLE, Verdict.SV, Verdict.CE})
 _UNSAFE = re.compile(r'[/\\<>:"|?*\x00-\x1f]')
 
 
@@ -144,9 +147,6 @@ def checker_config(checker: Checker, source: str, cfg: CheckersConfig) -> dict[s
 
 def validate_checker(judge: Any, cand: CheckerCandidate, cfg: CheckersConfig) -> CheckerVerdict:
     """Validate one checker with a codefu_sandbox `Judge` (see the module docstring)."""
-    from codefu_sandbox import CheckerConfig, Limits, Submission, TestCase
-    from codefu_sandbox.checker_runner import CheckerError, CheckerLimits, with_testlib
-
     try:
         source = (
             with_testlib(cand.checker.source, cfg.testlib or "")
@@ -181,8 +181,8 @@ def validate_checker(judge: Any, cand: CheckerCandidate, cfg: CheckersConfig) ->
         src
         for src, report in zip(incorrect, plain, strict=True)
         if report.compile.ok
-        and not ABNORMAL.intersection(str(t.verdict) for t in report.tests)
-        and any(str(t.verdict) == "WA" for t in report.tests)
+        and not ABNORMAL.intersection(t.verdict for t in report.tests)
+        and any(t.verdict is Verdict.WA for t in report.tests)
     ]
     reports = judge.judge_many(
         [  # a verdict per program is enough: each stops at its first failing test
@@ -192,12 +192,12 @@ def validate_checker(judge: Any, cand: CheckerCandidate, cfg: CheckersConfig) ->
         max_workers=workers,
     )
     for report in reports:
-        failed = [t for t in report.tests if str(t.verdict) == "IE"]
+        failed = [t for t in report.tests if t.verdict is Verdict.IE]
         if failed:
             return CheckerVerdict(CHECKER_FAILED, detail=failed[0].message, source=source)
     ran = [r for r in reports[: len(accepted)] if _within_limits(r)]
-    positives = sum(str(r.verdict) == "AC" for r in ran)
-    negatives = sum(str(r.verdict) != "AC" for r in reports[len(accepted) :])
+    positives = sum(r.verdict is Verdict.AC for r in ran)
+    negatives = sum(r.verdict is not Verdict.AC for r in reports[len(accepted) :])
     verdict = CheckerVerdict(
         None,
         tpr=positives / len(ran) if ran else None,
@@ -223,9 +223,7 @@ def validate_checker(judge: Any, cand: CheckerCandidate, cfg: CheckersConfig) ->
 
 def _within_limits(report: Any) -> bool:
     """Compiled, and no test ended by a limit or a crash (those say nothing of the checker)."""
-    return bool(report.compile.ok) and not ABNORMAL.intersection(
-        str(t.verdict) for t in report.tests
-    )
+    return bool(report.compile.ok) and not ABNORMAL.intersection(t.verdict for t in report.tests)
 
 
 def verdict_table(verdicts: Mapping[str, Mapping[str, Any]]) -> str:

@@ -144,6 +144,8 @@ class DataConfig:
     heldout_split: str = "test"
     min_description_chars: int = 20
     max_time_limit_seconds: float = 60.0
+    # The judge's time limit is the statement's times this, in validation and in the reward.
+    time_limit_scale: float = 1.0
     min_memory_limit_bytes: int = 1_000_000
     max_memory_limit_bytes: int = 4_294_967_296
     keep_several_answers: bool = False
@@ -211,6 +213,8 @@ def check_config(cfg: DataConfig) -> None:
             f"data.heldout_split={cfg.heldout_split!r} is not an output split of data.split_map "
             f"{dict(cfg.split_map)}."
         )
+    if not cfg.time_limit_scale > 0:
+        raise ValueError(f"data.time_limit_scale must be > 0, got {cfg.time_limit_scale}.")
     if cfg.batch_size < 1:
         raise ValueError("data.batch_size must be at least 1.")
     if not 0.0 <= cfg.prompt.persona_probability <= 1.0:

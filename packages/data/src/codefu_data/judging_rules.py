@@ -16,8 +16,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
 from typing import Any
 
-TOLERANCE_MODES = ("absolute_or_relative", "absolute", "relative")
-ANY_ORDER_MODES = ("", "line", "all")
+from codefu_sandbox.checkers.codecontests import ORDER_MODES
+from codefu_sandbox.checkers.floats import TOLERANCE_MODES
 
 # ---------------------------------------------------------------------------------------------
 # The rules
@@ -79,7 +79,7 @@ class JudgingRules:
             )
         if not isinstance(self.several_answers, bool):
             raise ValueError(f"several_answers must be true or false, not {self.several_answers!r}")
-        if self.any_order not in ANY_ORDER_MODES:
+        if self.any_order not in ORDER_MODES:
             raise ValueError(f'any_order must be "", "line" or "all", got {self.any_order!r}')
         if self.any_order and not self.several_answers:
             raise ValueError(
@@ -129,30 +129,6 @@ class JudgingRules:
     def is_empty(self) -> bool:
         """True when the statement relaxes nothing: compare outputs exactly."""
         return self == JudgingRules()
-
-
-def checker_params_for(rules: JudgingRules, checker: str) -> dict[str, Any]:
-    """The parameters that make codefu-sandbox's checker `checker` apply these rules.
-
-    `codecontests` takes them all (tolerance and its mode with `real_numbers`, the any-case
-    words); `floats` takes the tolerance as its `precision` (always absolute-or-relative);
-    other checkers take none. Of several valid answers only a free order has a parameter
-    (`codecontests`' `any_order`); no checker that compares with one expected output can
-    apply any other.
-    """
-    params: dict[str, Any] = {}
-    if checker == "codecontests":
-        if rules.float_tolerance is not None:
-            params["tolerance"] = rules.float_tolerance
-            params["tolerance_mode"] = rules.tolerance_mode
-            params["real_numbers"] = True
-        if rules.any_case_words:
-            params["any_case_words"] = list(rules.any_case_words)
-        if rules.any_order:
-            params["any_order"] = rules.any_order
-    elif checker == "floats" and rules.float_tolerance is not None:
-        params["precision"] = rules.float_tolerance
-    return params
 
 
 def rules_from_statement(statement: str) -> JudgingRules:

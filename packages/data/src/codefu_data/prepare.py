@@ -42,7 +42,6 @@ from codefu_data.config import DataConfig, check_config
 from codefu_data.filters import DuplicateIndex, ProblemMeta, quality_reason
 from codefu_data.judging_rules import (
     JudgingRules,
-    checker_params_for,
     rules_from_statement,
     truncated_output,
 )
@@ -61,11 +60,14 @@ from codefu_data.schema import (
     REWARD_MODEL_TYPE,
     TESTS_TYPE,
     VALIDATION_COLUMNS,
+    judge_time_seconds,
     time_limit_seconds,
 )
 from codefu_data.solutions import cpp_programs
 from codefu_data.tiers import assign_tier
 from codefu_data.validate import NO_PRIVATE_TESTS_AFTER_VALIDATION, Candidate, Validator
+from codefu_sandbox import Judge
+from codefu_sandbox.rules import checker_params
 
 MANIFEST = "manifest.json"
 # The layout of manifest.json and the processed parquet: raised when either changes, so a
@@ -445,7 +447,7 @@ def _run(
     }
     counts: Counts = defaultdict(lambda: defaultdict(lambda: defaultdict(int)))
     validator = Validator(cfg) if cfg.validate else None
-    checker_judge = _checker_judge() if cfg.checkers.enabled() else None
+    checker_judge = Judge() if cfg.checkers.enabled() else None
     stats = PrepareStats()
     ordinals: dict[str, int] = defaultdict(int)
     read_by_split: dict[str, int] = defaultdict(int)
@@ -732,10 +734,10 @@ def _validate(
         candidates.append(
             Candidate(
                 pairs,
-                time_limit_seconds(r["time_limit"]) or 0.0,
+                judge_time_seconds(r["time_limit"], scale=validator.cfg.time_limit_scale),
                 r["memory_limit_bytes"],
                 None if row in skip else r.get("solutions"),
-                checker_params_for(rule, validator.cfg.validate_checker),
+                checker_params(validator.cfg.validate_checker, rule),
             )
         )
     decisions = validator.run(candidates)
@@ -768,18 +770,6 @@ def _validate(
             }
         )
     return kept_rows, (publics, privates)
-
-
-def _checker_judge() -> Any:
-    """A codefu_sandbox Judge for checker validation; DataError when it is not installed."""
-    try:
-        from codefu_sandbox import Judge
-    except ImportError as exc:
-        raise DataError(
-            "data.checkers needs codefu-sandbox to validate checkers: pip install "
-            "'codefu-data[validate]' (or leave data.checkers.column and folder null)."
-        ) from exc
-    return Judge()
 
 
 def _checker_of(cfg: DataConfig, table: pa.Table, row: int, name: str) -> Checker | None:
@@ -831,7 +821,9 @@ def _validate_checkers(
                     name=r["name"],
                     checker=checkers[row],
                     tests=pairs,
-                    time_seconds=time_limit_seconds(r["time_limit"]) or 1.0,
+                    time_seconds=judge_time_seconds(
+                        r["time_limit"], scale=cfg.time_limit_scale, default=1.0
+                    ),
                     memory_bytes=r["memory_limit_bytes"],
                     accepted=cpp_programs(r.get("solutions")),
                     incorrect=cpp_programs(r.get("incorrect_solutions")),

@@ -135,3 +135,19 @@ def time_limit_seconds(value: Any) -> float | None:
     if isinstance(value, int | float) and not isinstance(value, bool):
         return float(value)
     return None
+
+
+def judge_time_seconds(value: Any, *, scale: float, default: float | None = None) -> float:
+    """The CPU seconds per test a problem is judged under, wherever it is judged (data
+    validation, the reward): its ``time_limit`` (`time_limit_seconds`), or `default` when it
+    has none (or one <= 0), times `scale`, the one setting ``data.time_limit_scale``
+    (training and evaluation give it to the reward as ``reward.time_limit_scale``).
+
+    Raises ValueError when the problem has no time limit and no `default` is given.
+    """
+    seconds = time_limit_seconds(value) or 0.0
+    if seconds <= 0:
+        if default is None:
+            raise ValueError(f"no time limit in {value!r} and no default")
+        seconds = default
+    return seconds * scale

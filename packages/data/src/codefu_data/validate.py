@@ -23,8 +23,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from codefu_data.config import DataConfig
-from codefu_data.reader import DataError
 from codefu_data.solutions import cpp_programs
+from codefu_sandbox import Judge, Limits, Submission, TestCase, Verdict
 
 ACCEPTED_SOLUTIONS_FAIL = "accepted_solutions_fail"
 ACCEPTED_SOLUTIONS_DISAGREE = "accepted_solutions_disagree"
@@ -45,16 +45,16 @@ def decide(
     runs = [list(v) for v in solution_verdicts if v is not None]
     if not runs:
         return Decision(ACCEPTED_SOLUTIONS_FAIL, ())
-    if any("IE" in run for run in runs):
+    if any(Verdict.IE in run for run in runs):
         return Decision(VALIDATION_JUDGE_ERROR, ())
     kept = []
     for t in range(n_tests):
-        verdicts = [run[t] if t < len(run) else "IE" for run in runs]
-        if "IE" in verdicts:
+        verdicts = [run[t] if t < len(run) else Verdict.IE for run in runs]
+        if Verdict.IE in verdicts:
             return Decision(VALIDATION_JUDGE_ERROR, ())
-        if "AC" in verdicts and "WA" in verdicts:
+        if Verdict.AC in verdicts and Verdict.WA in verdicts:
             return Decision(ACCEPTED_SOLUTIONS_DISAGREE, ())
-        if "AC" in verdicts:
+        if Verdict.AC in verdicts:
             kept.append(t)
     if not kept or (n_tests - len(kept)) > max_dropped_fraction * n_tests:
         return Decision(ACCEPTED_SOLUTIONS_FAIL, ())
@@ -93,13 +93,6 @@ class Validator:
     """Runs accepted solutions through codefu_sandbox's Judge."""
 
     def __init__(self, cfg: DataConfig) -> None:
-        try:
-            from codefu_sandbox import Judge
-        except ImportError as exc:
-            raise DataError(
-                "data.validate=true needs codefu-sandbox: pip install 'codefu-data[validate]' "
-                "(or run without validation)."
-            ) from exc
         self.cfg = cfg
         self.judge = Judge()
         self.stats = ValidationStats()
@@ -109,8 +102,6 @@ class Validator:
 
     def run(self, candidates: Sequence[Candidate]) -> list[Decision | None]:
         """A decision per candidate; None for a problem with no C++ solution (kept as is)."""
-        from codefu_sandbox import Limits, Submission, TestCase
-
         submissions = []
         owners: list[int] = []
         per_problem: list[list[str]] = []

@@ -21,18 +21,19 @@ from codefu_sandbox.compiler import Compiler, CompilerConfig, static_memory_byte
 from codefu_sandbox.models import CheckerConfig, Limits, Submission, TestCase
 from codefu_sandbox.runner import RunLimits, Runner, RunServer, SandboxError
 from codefu_sandbox.verdicts import (
-    CompileResult,
     JudgeReport,
     RunOutcome,
     TestResult,
     Verdict,
     aggregate,
+    checked,
     decide,
+    internal_error,
+    static_data_verdict,
 )
 
 DEFAULT_OUTPUT_LIMIT = 64 << 20
 STDERR_HEAD = 4096
-EXEC_MARGIN = 16 << 20  # shared libraries and the initial stack, mapped at exec too
 
 
 def default_cache_dir() -> Path:
@@ -149,18 +150,13 @@ class Judge:
             check = self._checker(config)
             compiled, binary = self.compiler.compile(source)
         except SandboxError as exc:  # compiling the checker or the submission
-            failed = CompileResult(False, 0.0, False, f"[internal error] {exc}")
-            report = aggregate([], failed, len(tests), self.isolation)
-            report.verdict = Verdict.IE
-            return report
+            return internal_error(str(exc), len(tests), self.isolation)
         if binary is None:
             return aggregate([], compiled, len(tests), self.isolation)
-        static = static_memory_bytes(binary)
-        if static + EXEC_MARGIN > memory_cap(limits.memory_bytes):
-            # The kernel would kill it at exec (SIGSEGV, an RE); its static data alone is
-            # over the memory limit, which users know as MLE on the first test.
-            message = f"static data and code take {static >> 20} MiB, over the memory limit"
-            mle = TestResult(Verdict.MLE, 0.0, 0.0, static, None, None, message)
+        mle = static_data_verdict(
+            static_memory_bytes(binary), address_space=memory_cap(limits.memory_bytes)
+        )
+        if mle is not None:
             return aggregate([mle], compiled, len(tests), self.isolation)
         results: list[TestResult] = []
         run_limits = per_test_run_limits(limits, self.output_limit)
@@ -293,14 +289,9 @@ class Judge:
             _rmtree(work)
         message = outcome.error or ""
         if verdict is None:
-            checked = check(
-                output.decode("utf-8", "surrogateescape"), test.output, input=test.input
-            )
-            message = checked.message
-            if checked.internal_error:
-                verdict = Verdict.IE
-            else:
-                verdict = Verdict.AC if checked.ok else Verdict.WA
+            answer = check(output.decode("utf-8", "surrogateescape"), test.output, input=test.input)
+            message = answer.message
+            verdict = checked(answer)
         elif verdict is not Verdict.IE and err:
             message = err[:300]
         return TestResult(

@@ -20,6 +20,8 @@ import signal as _signal
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from codefu_sandbox.checkers import CheckResult
+
 
 class Verdict(enum.StrEnum):
     AC = "AC"  # accepted
@@ -69,6 +71,7 @@ class RunOutcome:
 
 
 BAD_ALLOC_MARKERS = ("std::bad_alloc", "Cannot allocate memory", "out of memory")
+EXEC_MARGIN = 16 << 20  # shared libraries and the initial stack, mapped at exec too
 
 
 def decide(
@@ -91,6 +94,25 @@ def decide(
     if abnormal:
         return Verdict.RE
     return None
+
+
+def checked(result: CheckResult) -> Verdict:
+    """The verdict of a run that ended normally, from its checker's answer: IE when the
+    checker itself failed (never the program's fault), else AC or WA."""
+    if result.internal_error:
+        return Verdict.IE
+    return Verdict.AC if result.ok else Verdict.WA
+
+
+def static_data_verdict(static_bytes: int, *, address_space: int) -> TestResult | None:
+    """MLE on the first test for a program whose static data and code (`static_bytes`) do
+    not fit its address-space cap, None when they do. The kernel would kill it at exec
+    (SIGSEGV, an RE); its static data alone is over the memory limit, which users know as
+    MLE on the first test."""
+    if static_bytes + EXEC_MARGIN <= address_space:
+        return None
+    message = f"static data and code take {static_bytes >> 20} MiB, over the memory limit"
+    return TestResult(Verdict.MLE, 0.0, 0.0, static_bytes, None, None, message)
 
 
 @dataclass
@@ -154,3 +176,10 @@ def aggregate(
     else:
         verdict = worst([t.verdict for t in tests])
     return JudgeReport(verdict, tests, compile_result, total, isolation)
+
+
+def internal_error(reason: str, total: int, isolation: str) -> JudgeReport:
+    """The report when the judge failed before any test ran (compiling the checker or the
+    submission raised): IE, never CE, with the reason as the compile diagnostics."""
+    failed = CompileResult(False, 0.0, False, f"[internal error] {reason}")
+    return JudgeReport(Verdict.IE, [], failed, total, isolation)

@@ -78,6 +78,16 @@ def test_hetero_cluster_has_train_and_judge_groups_and_sets_the_judge_resource()
     assert run.cfg.cluster.kind is ClusterKind.sagemaker
 
 
+def test_the_reward_judges_under_the_data_time_limit_scale() -> None:
+    assert compose_run(CONF, [], with_verl=False).cfg.reward.time_limit_scale == 1.0
+    run = compose_run(CONF, ["data.time_limit_scale=2.5"], with_verl=False)
+    assert (run.cfg.data.time_limit_scale, run.cfg.reward.time_limit_scale) == (2.5, 2.5)
+    with pytest.raises(ConfigError, match=r"set data\.time_limit_scale"):
+        compose_run(CONF, ["reward.time_limit_scale=3"], with_verl=False)
+    with pytest.raises(ConfigError, match=r"time_limit_scale must be > 0"):
+        compose_run(CONF, ["data.time_limit_scale=0"], with_verl=False)
+
+
 def test_instance_types_of_the_reference_clusters() -> None:
     p4de = compose_run(CONF, ["cluster=sagemaker_p4de"], with_verl=False).cfg.cluster
     p5 = compose_run(CONF, ["cluster=sagemaker_p5"], with_verl=False).cfg.cluster

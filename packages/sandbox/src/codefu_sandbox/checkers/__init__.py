@@ -27,11 +27,10 @@ SUPPLIED = frozenset({"input", "program", "sandbox"})
 
 @dataclass(frozen=True)
 class CheckResult:
-    """A checker's answer: ok, optional partial points in [0, 1], a short message."""
+    """A checker's answer: ok, and a short message."""
 
     ok: bool
     message: str = ""
-    points: float | None = None
     internal_error: bool = False  # the checker itself failed (→ IE, never the program's fault)
 
 

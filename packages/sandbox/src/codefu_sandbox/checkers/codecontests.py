@@ -26,16 +26,15 @@ A problem's statement may relax this (all off by default, which is the rule abov
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from codefu_sandbox.checkers import CheckResult, mismatch
+from codefu_sandbox.checkers.floats import check_tolerance, check_tolerance_mode, within
 
 DEFAULT_TOLERANCE = 1e-6
-TOLERANCE_MODES = ("absolute", "relative", "absolute_or_relative")
 ORDER_MODES = ("", "line", "all")
 _NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
 _SPACE = re.compile(r"\s")
@@ -46,41 +45,12 @@ def is_decimal(token: str) -> bool:
     return _NUMBER.fullmatch(token) is not None and any(c in token for c in ".eE")
 
 
-def within(got: float, want: float, tolerance: float, mode: str) -> bool:
-    """True when got is within tolerance of want under `mode`; NaN never, infinities equal."""
-    if math.isnan(got) or math.isnan(want):
-        return False
-    if math.isinf(got) or math.isinf(want):
-        return got == want
-    diff = abs(got - want)
-    absolute = diff <= tolerance
-    relative = diff <= tolerance * abs(want)
-    if mode == "absolute":
-        return absolute
-    if mode == "relative":
-        return relative
-    return absolute or relative
-
-
 def validate(params: Mapping[str, Any]) -> None:
     """Raise ValueError naming the first parameter whose value `check` cannot use."""
     if "tolerance" in params:
-        tolerance = params["tolerance"]
-        if (
-            isinstance(tolerance, bool)
-            or not isinstance(tolerance, int | float)
-            or not math.isfinite(tolerance)
-            or tolerance < 0
-        ):
-            raise ValueError(
-                f"codecontests: tolerance must be a finite number >= 0 (e.g. 1e-6), "
-                f"got {tolerance!r}"
-            )
-    if "tolerance_mode" in params and params["tolerance_mode"] not in TOLERANCE_MODES:
-        raise ValueError(
-            f"codecontests: tolerance_mode must be one of {', '.join(TOLERANCE_MODES)}, "
-            f"got {params['tolerance_mode']!r}"
-        )
+        check_tolerance("codecontests", "tolerance", params["tolerance"])
+    if "tolerance_mode" in params:
+        check_tolerance_mode("codecontests", params["tolerance_mode"])
     if "real_numbers" in params and not isinstance(params["real_numbers"], bool):
         raise ValueError(
             f"codecontests: real_numbers must be true or false, got {params['real_numbers']!r}"

@@ -2,11 +2,11 @@
 
 Exit codes (testlib): 0 OK, 1 WA, 2 PE (presentation error, a wrong answer here),
 3 FAIL (the checker or the tests are broken → internal error), 7 partial points (the
-first number in the checker's message, as a fraction of the test's score). Anything
-else is an internal error. `check` runs the program directly, with a timeout, in a
-private temporary directory: only for a program you trust. The judge runs every checker
-program in its sandbox instead (`codefu_sandbox.checker_runner`), with `result_of`'s
-reading of the exit code.
+first number in the checker's message, as a fraction of the test's score: accepted only
+at 1 or more). Anything else is an internal error. `check` runs the program directly,
+with a timeout, in a private temporary directory: only for a program you trust. The
+judge runs every checker program in its sandbox instead (`codefu_sandbox.checker_runner`),
+with `result_of`'s reading of the exit code.
 """
 
 from __future__ import annotations
@@ -64,7 +64,7 @@ def check(
 def result_of(code: int, message: str) -> CheckResult:
     """A testlib checker's verdict from its exit code and message (module docstring)."""
     if code == 0:
-        return CheckResult(True, message, points=1.0)
+        return CheckResult(True, message)
     if code == 1:
         return CheckResult(False, message or "wrong answer")
     if code == 2:
@@ -75,6 +75,5 @@ def result_of(code: int, message: str) -> CheckResult:
             return CheckResult(
                 False, f"checker gave points without a number: {message}", internal_error=True
             )
-        points = float(found.group())
-        return CheckResult(points >= 1.0, message, points=max(0.0, min(1.0, points)))
+        return CheckResult(float(found.group()) >= 1.0, message)
     return CheckResult(False, f"checker failed (exit {code}): {message}", internal_error=True)

@@ -23,6 +23,7 @@ __all__ = [
     "WorkerConfig",
     "register_reward_schema",
     "reward_config_from",
+    "use_time_limit_scale",
 ]
 
 SCHEMA_NAME = "reward_schema"
@@ -115,7 +116,10 @@ class RewardConfig:
     checker: str = "codecontests"
     # Absolute-or-relative tolerance for real-number answers (checkers codecontests, floats).
     float_tolerance: float = 1e-6
-    # Problem limits: scale the time limit; defaults where the dataset has none.
+    # Problem limits: scale the time limit; defaults where the dataset has none. The scale is
+    # data.time_limit_scale, which data validation judges under too: codefu-train and
+    # codefu-eval set it from there (`use_time_limit_scale`); set it here only for
+    # `codefu-reward score`.
     time_limit_scale: float = 1.0
     default_time_limit_seconds: float = 2.0
     default_memory_limit_bytes: int = 256 * 1024 * 1024
@@ -151,6 +155,19 @@ def register_reward_schema() -> None:
     from hydra.core.config_store import ConfigStore
 
     ConfigStore.instance().store(group="reward", name=SCHEMA_NAME, node=RewardConfig)
+
+
+def use_time_limit_scale(config: RewardConfig, scale: float) -> None:
+    """Judge under `scale`, ``data.time_limit_scale``: the one time-limit scale, which data
+    validation judges the accepted solutions under too. ValueError when
+    ``reward.time_limit_scale`` was set to another value (set ``data.time_limit_scale``)."""
+    if config.time_limit_scale not in (1.0, scale):
+        raise ValueError(
+            f"reward.time_limit_scale={config.time_limit_scale} but "
+            f"data.time_limit_scale={scale}: set data.time_limit_scale, the one scale "
+            "(data validation judges under it too)"
+        )
+    config.time_limit_scale = scale
 
 
 def reward_config_from(cfg: Any) -> RewardConfig:

@@ -39,7 +39,8 @@ REWARD_VERDICTS: tuple[str, ...] = (
     WORKER_LOST,
     JUDGE_ERROR,
 )
-FAILURE_VERDICTS = frozenset({DEADLINE, WORKER_LOST, JUDGE_ERROR, str(Verdict.IE)})
+# Judge failures, never the program's fault (ordered as the step metrics list them).
+FAILURE_VERDICTS: tuple[str, ...] = (DEADLINE, WORKER_LOST, JUDGE_ERROR, str(Verdict.IE))
 
 RESULT_KEYS = (
     "score",

@@ -25,9 +25,10 @@ from typing import Any, TypeVar
 import ray
 from ray.exceptions import RayActorError
 
-from codefu_data.judging_rules import JudgingRules, checker_params_for
-from codefu_data.schema import time_limit_seconds
+from codefu_data.judging_rules import JudgingRules
+from codefu_data.schema import judge_time_seconds
 from codefu_sandbox import CheckerConfig
+from codefu_sandbox.rules import checker_params as rules_checker_params
 from codefu_trainer.reward.config import RewardConfig, RewardMode, reward_config_from
 from codefu_trainer.reward.extract import extract_code
 from codefu_trainer.reward.judge_pool import await_ref, pool_actor
@@ -74,15 +75,17 @@ def problem_from_ground_truth(ground_truth: Any, config: RewardConfig) -> Proble
     tests = _pairs(gt.get("private_tests"), f"{name}: private_tests")
     if config.include_public_tests:
         tests += _pairs(gt.get("public_tests"), f"{name}: public_tests")
-    seconds = time_limit_seconds(gt.get("time_limit")) or 0.0
-    if seconds <= 0:
-        seconds = config.default_time_limit_seconds
+    seconds = judge_time_seconds(
+        gt.get("time_limit"),
+        scale=config.time_limit_scale,
+        default=config.default_time_limit_seconds,
+    )
     memory = int(gt.get("memory_limit_bytes") or 0) or config.default_memory_limit_bytes
     rules = JudgingRules.from_dict(gt.get("judging_rules"))
     checker = gt.get("checker")
     if checker is not None:
         CheckerConfig.from_dict(checker)  # ValueError naming what is wrong
-    return Problem(name, tuple(tests), seconds * config.time_limit_scale, memory, rules, checker)
+    return Problem(name, tuple(tests), seconds, memory, rules, checker)
 
 
 def _size(block: Any) -> tuple[int, int]:
@@ -119,12 +122,7 @@ def tests_digest(tests: Sequence[tuple[str, str]]) -> str:
 def checker_params(config: RewardConfig, rules: JudgingRules | None = None) -> dict[str, Any]:
     """The checker's parameters for one problem: the reward's float tolerance under the name
     its checker takes, overridden by what the problem's statement allows (its judging rules)."""
-    names = {"codecontests": "tolerance", "floats": "precision"}
-    name = names.get(config.checker)
-    params: dict[str, Any] = {name: float(config.float_tolerance)} if name else {}
-    if rules is not None:
-        params.update(checker_params_for(rules, config.checker))
-    return params
+    return rules_checker_params(config.checker, rules, tolerance=config.float_tolerance)
 
 
 def deadline_seconds(problem: Problem, config: RewardConfig) -> float:

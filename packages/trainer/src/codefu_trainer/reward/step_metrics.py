@@ -20,7 +20,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from codefu_trainer.reward.rules import DEADLINE, JUDGE_ERROR, REWARD_VERDICTS, WORKER_LOST
+from codefu_sandbox import Verdict
+from codefu_trainer.reward.rules import FAILURE_VERDICTS, REWARD_VERDICTS
 
 __all__ = [
     "COMPILED_VERDICTS",
@@ -33,9 +34,9 @@ __all__ = [
 ]
 
 # Verdicts of a program that compiled and was judged (judge/compiled is their share).
-COMPILED_VERDICTS = frozenset({"AC", "WA", "TLE", "MLE", "RE", "OLE", "SV"})
+COMPILED_VERDICTS = frozenset(str(v) for v in Verdict if v not in (Verdict.CE, Verdict.IE))
 # Judge failures, by kind: never the program's fault (judge/failures/<kind>).
-FAILURE_KINDS: tuple[str, ...] = (DEADLINE, WORKER_LOST, JUDGE_ERROR, "IE")
+FAILURE_KINDS: tuple[str, ...] = FAILURE_VERDICTS
 # Flips kept in a window for the trainer to print (the pool logs each one when it happens).
 FLIPS_KEPT = 20
 

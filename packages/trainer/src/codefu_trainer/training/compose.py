@@ -18,6 +18,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from codefu_data.compose import compose_config
 from codefu_data.config import DataConfig, check_config
+from codefu_trainer.reward.config import RewardConfig, use_time_limit_scale
 from codefu_trainer.training.config import (
     ClusterKind,
     GroupRole,
@@ -36,11 +37,12 @@ from codefu_trainer.training.overrides import (
 GROUPS = ("cluster", "data", "reward", "model")
 
 
-class HasData(Protocol):
+class HasDataAndReward(Protocol):
     data: DataConfig
+    reward: RewardConfig
 
 
-T = TypeVar("T", bound=HasData)
+T = TypeVar("T", bound=HasDataAndReward)
 
 
 class PrerequisiteError(RuntimeError):
@@ -83,7 +85,8 @@ def compose_train(
 
 
 def typed_config(node: DictConfig, schema: type[T], where: str, schema_name: str) -> T:
-    """The schema object of a composed primary config, its `data` group checked.
+    """The schema object of a composed primary config, its `data` group checked and its
+    time-limit scale given to the reward (`use_time_limit_scale`).
 
     Raises ConfigError when a value does not fit its type, the config file `where` does not
     start from the schema, or the data settings contradict each other.
@@ -98,6 +101,7 @@ def typed_config(node: DictConfig, schema: type[T], where: str, schema_name: str
         raise ConfigError(f"{where} must list `{schema_name}` first in its defaults.")
     try:
         check_config(obj.data)
+        use_time_limit_scale(obj.reward, obj.data.time_limit_scale)
     except ValueError as exc:
         raise ConfigError(str(exc)) from exc
     return obj
