@@ -36,7 +36,7 @@ import contextlib
 import logging
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from codefu_sandbox.verdicts import Verdict
@@ -67,7 +67,6 @@ class Worker:
     key: str
     node_id: str
     handle: Any
-    started: float = field(default_factory=time.monotonic)
 
 
 class WorkerLost(Exception):
