@@ -1,4 +1,5 @@
-"""The verdict audit and the judge window: choice of submissions, flips, local pool."""
+"""The verdict audit and the judge window: choice of submissions, flips, and the scheduler's
+priority of first judgings over audits, over local processes and over Ray actors."""
 
 from __future__ import annotations
 
@@ -10,14 +11,17 @@ from typing import Any
 
 import pytest
 
+from codefu_sandbox.verdicts import Verdict
 from codefu_trainer.reward.config import (
     FailureAlertConfig,
     RewardConfig,
     WorkerConfig,
     reward_config_from,
 )
-from codefu_trainer.reward.rules import JudgeSummary
-from codefu_trainer.reward.service import RewardService
+from codefu_trainer.reward.local_pool import LocalJudgePool, LocalTransport
+from codefu_trainer.reward.rules import DEADLINE, JUDGE_ERROR, NO_CODE, JudgeSummary
+from codefu_trainer.reward.scheduler import JudgeScheduler, Transport
+from codefu_trainer.reward.service import RewardService, run_blocking
 from codefu_trainer.reward.step_metrics import step_metrics
 from codefu_trainer.reward.worker import JobOutcome, JudgeJob, audit_chosen, audit_flip
 
@@ -59,8 +63,8 @@ def test_submission_id_names_code_and_tests() -> None:
 
 def _outcome(verdict: str | None, seconds: float, node: str) -> JobOutcome:
     if verdict is None:
-        return JobOutcome(None, "DEADLINE", "late", 1, node, seconds)
-    summary = JudgeSummary(verdict, (verdict,), int(verdict == "AC"), 1, 0.1, 0.2)
+        return JobOutcome(None, DEADLINE, "late", 1, node, seconds)
+    summary = JudgeSummary(verdict, (verdict,), int(verdict == Verdict.AC), 1, 0.1, 0.2)
     return JobOutcome(summary, None, "", 1, node, seconds)
 
 
@@ -117,21 +121,30 @@ def test_local_pool_audits_every_job_on_another_worker(cache: Path) -> None:
     config = RewardConfig(worker=WorkerConfig(cache_dir=str(cache), num_workers=2, audit_share=1.0))
     service = RewardService(config, local=True)
     try:
-        pool = service._local
-        assert pool is not None
+        pool = service._pool
+        assert isinstance(pool, LocalJudgePool)
+        scheduler = pool.scheduler
         pids = sorted(service.workers())
+
+        async def acquire_avoiding_the_first() -> list[str]:
+            taken = []
+            for _ in range(4):
+                worker = await scheduler._acquire(scheduler._workers[pids[0]], audit=True)
+                assert worker is not None
+                taken.append(worker.key)
+                scheduler._release(worker, idle=True)
+            return taken
+
         # An audit of a job judged by one worker takes the other one, every time.
-        for _ in range(4):
-            worker = pool._acquire(avoid=pids[0])
-            assert worker is not None and str(worker.process.pid) == pids[1]
-            pool._free.put(worker)
+        assert run_blocking(pool._on_loop(acquire_avoiding_the_first())) == [pids[1]] * 4
         service.take_window()
         results = service.score(BATCH, [truth] * len(BATCH))
         window = service.take_window()
         stats = service.stats()
     finally:
         service.close()
-    assert [r["verdict"] for r in results] == ["AC", "WA", "AC", "CE", "NO_CODE", "TLE"]
+    v = Verdict
+    assert [r["verdict"] for r in results] == [v.AC, v.WA, v.AC, v.CE, NO_CODE, v.TLE]
     # Four distinct submissions judged (the repeat shared), each audited, no flip.
     assert (window["jobs"], window["duplicates"], window["audited"]) == (4, 1, 4)
     assert (window["flips"], window["audit_failures"], stats["flips"]) == (0, 0, 0)
@@ -156,36 +169,6 @@ def test_no_audit_at_share_zero(cache: Path) -> None:
     assert (window["jobs"], window["audited"], window["cpus"]) == (2, 0, 1)
 
 
-@pytest.mark.slow
-def test_two_audits_avoiding_each_others_worker_both_get_one(cache: Path) -> None:
-    """Two audits waiting at once, each avoiding the worker the other needs, while the
-    workers come free one by one: neither may hold the worker it passes over (that
-    deadlocked both until the acquire timeout)."""
-    import time
-    from concurrent.futures import ThreadPoolExecutor
-
-    config = RewardConfig(
-        worker=WorkerConfig(cache_dir=str(cache), num_workers=2, acquire_timeout_seconds=3)
-    )
-    service = RewardService(config, local=True)
-    try:
-        pool = service._local
-        assert pool is not None
-        a, b = sorted(service.workers())
-        busy = {str(w.process.pid): w for w in (pool._free.get(), pool._free.get())}
-        with ThreadPoolExecutor(max_workers=2) as threads:
-            for _ in range(6):
-                waiting = [threads.submit(pool._acquire, avoid) for avoid in (a, b)]
-                time.sleep(0.1)  # both audits wait for a worker
-                pool._free.put(busy[a])
-                time.sleep(0.05)
-                pool._free.put(busy[b])
-                got = [w.result() for w in waiting]
-                assert [w is not None and str(w.process.pid) for w in got] == [b, a]
-    finally:
-        service.close()
-
-
 # First judgings before audits: the audit uses idle judge capacity only ------------------
 
 TESTS = [("1 2\n", "3\n"), ("5 0\n", "5\n")]
@@ -204,98 +187,11 @@ def _sum_job(i: int) -> JudgeJob:
     return JudgeJob(_program(i), TESTS, 1.0, 1 << 28, "codecontests", False, 60.0, tests_key="s")
 
 
-def _wait_until(ready: Callable[[], bool], what: str) -> None:
-    give_up = time.monotonic() + 60
-    while not ready():
-        assert time.monotonic() < give_up, f"never happened: {what}"
-        time.sleep(0.01)
-
-
 async def _await_until(ready: Callable[[], bool], what: str) -> None:
     give_up = time.monotonic() + 60
     while not ready():
         assert time.monotonic() < give_up, f"never happened: {what}"
         await asyncio.sleep(0.01)
-
-
-@pytest.mark.slow
-def test_local_pool_audits_wait_for_the_first_judgings_of_another_batch(cache: Path) -> None:
-    """One worker, held while two audits and then three first judgings (another batch)
-    queue for it: once free, the worker judges the three first judgings, then the audits."""
-    from concurrent.futures import ThreadPoolExecutor
-
-    pytest.importorskip("codefu_sandbox")
-    config = RewardConfig(worker=WorkerConfig(cache_dir=str(cache), num_workers=1))
-    service = RewardService(config, local=True)
-    try:
-        pool = service._local
-        assert pool is not None
-        pool.start()
-        audited = [_sum_job(i) for i in range(2)]
-        firsts = {_sum_job(i).source: pool._judge(_sum_job(i)) for i in range(2)}
-        assert all(o.summary is not None and o.summary.verdict == "AC" for o in firsts.values())
-        later = [_sum_job(i) for i in range(10, 13)]
-        seen: list[str] = []  # the sources in the order the worker gets them
-        ask = pool._ask
-
-        def spy(worker: Any, job: JudgeJob) -> tuple[str, Any]:
-            seen.append(job.source)
-            return ask(worker, job)
-
-        pool._ask = spy  # type: ignore[method-assign]
-        service.take_window()
-        held = pool._free.get()
-        with ThreadPoolExecutor(max_workers=5) as threads:
-            audits = [threads.submit(pool._audit, (j, firsts[j.source])) for j in audited]
-            _wait_until(lambda: pool.window._waiting == 2, "both audits wait for the worker")
-            judged = [threads.submit(pool._run, j) for j in later]
-            _wait_until(lambda: pool._first_waiting == 3, "the first judgings wait too")
-            pool._free.put(held)
-            outcomes = [f.result() for f in judged]
-            for f in audits:
-                f.result()
-        window = service.take_window()
-    finally:
-        service.close()
-    assert [o.summary.verdict if o.summary else o.failure for o in outcomes] == ["AC"] * 3
-    # Every first judging got the worker before either audit (they queued first).
-    assert sorted(seen[:3]) == sorted(j.source for j in later)
-    assert sorted(seen[3:]) == sorted(j.source for j in audited)
-    assert (window["jobs"], window["audited"], window["audit_failures"]) == (3, 2, 0)
-
-
-@pytest.mark.slow
-def test_local_pool_audit_waiting_for_priority_is_not_an_acquire_timeout(cache: Path) -> None:
-    """An audit queued before a first judging on the held worker: the first judging gives up
-    at its acquire timeout; the audit, whose wait for priority does not count toward its
-    own timeout, gets the worker freed just after and judges."""
-    from concurrent.futures import ThreadPoolExecutor
-
-    pytest.importorskip("codefu_sandbox")
-    config = RewardConfig(
-        worker=WorkerConfig(cache_dir=str(cache), num_workers=1, acquire_timeout_seconds=3.0)
-    )
-    service = RewardService(config, local=True)
-    try:
-        pool = service._local
-        assert pool is not None
-        pool.start()
-        job = _sum_job(30)
-        first = pool._judge(job)
-        service.take_window()
-        held = pool._free.get()
-        with ThreadPoolExecutor(max_workers=1) as threads:
-            audit = threads.submit(pool._audit, (job, first))
-            _wait_until(lambda: pool.window._waiting == 1, "the audit waits for the worker")
-            late = pool._run(_sum_job(31))  # waits its 3 s, then gives up
-            time.sleep(0.5)  # the audit, 3 s queued by now, still has its time
-            pool._free.put(held)
-            audit.result()
-        window = service.take_window()
-    finally:
-        service.close()
-    assert late.summary is None and late.failure == "JUDGE_ERROR"
-    assert (window["jobs"], window["audited"], window["audit_failures"]) == (1, 1, 0)
 
 
 @pytest.fixture(scope="module")
@@ -311,59 +207,86 @@ def ray_cluster() -> Iterator[None]:
         ray.shutdown()
 
 
-def _ray_pool(cache: Path, workers: int, **settings: Any) -> Any:
-    from codefu_trainer.reward.judge_pool import JudgePool
+@pytest.fixture(params=["local", pytest.param("ray", marks=pytest.mark.ray)])
+def new_scheduler(
+    request: pytest.FixtureRequest, cache: Path
+) -> Iterator[Callable[..., JudgeScheduler]]:
+    """Makes schedulers over local worker processes, or over Ray actors on a local cluster
+    (``new_scheduler(workers, **worker_settings)``); stops their workers after the test."""
+    pytest.importorskip("codefu_sandbox")
+    if request.param == "ray":
+        request.getfixturevalue("ray_cluster")
+    made: list[JudgeScheduler] = []
 
-    return JudgePool(WorkerConfig(cache_dir=str(cache), num_workers=workers, **settings))
+    def make(workers: int, **settings: Any) -> JudgeScheduler:
+        config = WorkerConfig(cache_dir=str(cache), num_workers=workers, **settings)
+        transport: Transport
+        if request.param == "ray":
+            from codefu_trainer.reward.judge_pool import RayTransport
+
+            transport = RayTransport(config)
+        else:
+            transport = LocalTransport(config)
+        made.append(JudgeScheduler(config, transport))
+        return made[-1]
+
+    yield make
+    for scheduler in made:
+        scheduler.shutdown()
 
 
-@pytest.mark.ray
 @pytest.mark.slow
-def test_ray_pool_judges_waiting_first_judgings_before_audits(
-    ray_cluster: None, cache: Path
+def test_waiting_first_judgings_are_judged_before_audits(
+    new_scheduler: Callable[..., JudgeScheduler],
 ) -> None:
-    """One worker, held while two audits and then three first judgings queue for it: once
-    free, it judges the three first judgings, then every audit (the queued ones and those
-    of the three)."""
+    """One worker, held while two audits and then three first judgings (another batch)
+    queue for it: once free, it judges the three first judgings, then every audit (the
+    queued ones and those of the three)."""
 
-    async def scenario() -> tuple[list[bool], list[JobOutcome], dict[str, Any]]:
-        pool = _ray_pool(cache, 1, audit_share=1.0)
-        try:
-            await pool.start()
-            audited = [_sum_job(i) for i in range(2)]
-            firsts = [await pool._judge(j) for j in audited]  # judged, not audited yet
-            seen: list[bool] = []  # per worker taken: was it for an audit?
-            acquire = pool._acquire
+    async def scenario() -> tuple[list[bool], list[str], list[JobOutcome], dict[str, Any]]:
+        pool = new_scheduler(1, audit_share=1.0)
+        await pool.start()
+        audited = [_sum_job(i) for i in range(2)]
+        firsts = [await pool._judge(j) for j in audited]  # judged, not audited yet
+        assert all(o.summary is not None and o.summary.verdict == Verdict.AC for o in firsts)
+        audits_seen: list[bool] = []  # per worker taken: was it for an audit?
+        sources_seen: list[str] = []  # the sources in the order the worker gets them
+        acquire, judge = pool._acquire, pool._transport.judge
 
-            async def spy(avoid: Any = None, *, audit: bool = False) -> Any:
-                worker = await acquire(avoid, audit=audit)
-                if worker is not None:
-                    seen.append(audit)
-                return worker
+        async def spy_acquire(avoid: Any = None, *, audit: bool = False) -> Any:
+            worker = await acquire(avoid, audit=audit)
+            if worker is not None:
+                audits_seen.append(audit)
+            return worker
 
-            pool._acquire = spy
-            pool.take_window()
-            held = pool._take_idle(None)
-            assert held is not None
-            audits = [
-                asyncio.ensure_future(pool._audit(j, o))
-                for j, o in zip(audited, firsts, strict=True)
-            ]
-            await _await_until(lambda: pool._queued == 2, "both audits wait for the worker")
-            later = [asyncio.ensure_future(pool.run(_sum_job(i))) for i in range(10, 13)]
-            await _await_until(lambda: pool._first_waiting == 3, "the first judgings wait too")
-            pool._idle.put_nowait(held.key)
-            outcomes = list(await asyncio.gather(*later))
-            await asyncio.gather(*audits)
-            assert await pool.drain_audits() >= 0
-            return seen, outcomes, pool.take_window()
-        finally:
-            pool.shutdown()
+        async def spy_judge(worker: Any, job: JudgeJob) -> Any:
+            sources_seen.append(job.source)
+            return await judge(worker, job)
 
-    seen, outcomes, window = asyncio.run(scenario())
-    assert [o.summary.verdict if o.summary else o.failure for o in outcomes] == ["AC"] * 3
+        pool._acquire = spy_acquire  # type: ignore[method-assign]
+        pool._transport.judge = spy_judge  # type: ignore[method-assign]
+        pool.take_window()
+        held = pool._take_idle(None)
+        assert held is not None
+        audits = [
+            asyncio.ensure_future(pool._audit(j, o)) for j, o in zip(audited, firsts, strict=True)
+        ]
+        await _await_until(lambda: pool._queued == 2, "both audits wait for the worker")
+        later = [asyncio.ensure_future(pool.run(_sum_job(i))) for i in range(10, 13)]
+        await _await_until(lambda: pool._first_waiting == 3, "the first judgings wait too")
+        pool._idle.put_nowait(held.key)
+        outcomes = list(await asyncio.gather(*later))
+        await asyncio.gather(*audits)
+        assert await pool.drain_audits() >= 0
+        return audits_seen, sources_seen, outcomes, pool.take_window()
+
+    audits_seen, sources_seen, outcomes, window = asyncio.run(scenario())
+    assert [o.summary.verdict if o.summary else o.failure for o in outcomes] == [Verdict.AC] * 3
     # The three first judgings took the worker before any of the five audits.
-    assert seen == [False] * 3 + [True] * 5
+    assert audits_seen == [False] * 3 + [True] * 5
+    later = sorted(_sum_job(i).source for i in range(10, 13))
+    assert sorted(sources_seen[:3]) == later
+    assert sorted(sources_seen[3:]) == sorted(later + [_sum_job(i).source for i in range(2)])
     assert (window["jobs"], window["audited"], window["flips"], window["audit_failures"]) == (
         3,
         5,
@@ -372,74 +295,66 @@ def test_ray_pool_judges_waiting_first_judgings_before_audits(
     )
 
 
-@pytest.mark.ray
 @pytest.mark.slow
-def test_ray_pool_audit_waiting_for_priority_is_not_an_acquire_timeout(
-    ray_cluster: None, cache: Path
+def test_an_audit_waiting_for_priority_is_not_an_acquire_timeout(
+    new_scheduler: Callable[..., JudgeScheduler],
 ) -> None:
     """An audit queued before a first judging on a held worker: the first judging gives up
     at its acquire timeout (a judge failure of that job); the audit, whose wait for priority
     does not count toward its own timeout, gets the worker freed just after and judges."""
 
     async def scenario() -> tuple[JobOutcome, dict[str, Any]]:
-        pool = _ray_pool(cache, 1, audit_share=0.0, acquire_timeout_seconds=3.0)
-        try:
-            await pool.start()
-            job = _sum_job(20)
-            first = await pool._judge(job)
-            pool.take_window()
-            held = pool._take_idle(None)
-            assert held is not None
-            audit = asyncio.ensure_future(pool._audit(job, first))
-            await _await_until(lambda: pool._queued == 1, "the audit waits for the worker")
-            late = await pool.run(_sum_job(21))  # waits its 3 s, then gives up
-            await asyncio.sleep(0.5)  # the audit, 3 s queued by now, still has its time
-            pool._idle.put_nowait(held.key)
-            await audit
-            return late, pool.take_window()
-        finally:
-            pool.shutdown()
+        pool = new_scheduler(1, audit_share=0.0, acquire_timeout_seconds=3.0)
+        await pool.start()
+        job = _sum_job(20)
+        first = await pool._judge(job)
+        pool.take_window()
+        held = pool._take_idle(None)
+        assert held is not None
+        audit = asyncio.ensure_future(pool._audit(job, first))
+        await _await_until(lambda: pool._queued == 1, "the audit waits for the worker")
+        late = await pool.run(_sum_job(21))  # waits its 3 s, then gives up
+        await asyncio.sleep(0.5)  # the audit, 3 s queued by now, still has its time
+        pool._idle.put_nowait(held.key)
+        await audit
+        return late, pool.take_window()
 
     late, window = asyncio.run(scenario())
-    assert late.summary is None and late.failure == "JUDGE_ERROR"
+    assert late.summary is None and late.failure == JUDGE_ERROR
     assert "no judge worker became free" in late.detail
     # The first judging's failure is the step's; the audit judged (and agreed).
     assert (window["jobs"], window["audited"], window["audit_failures"]) == (1, 1, 0)
     assert window["flips"] == 0
 
 
-@pytest.mark.ray
 @pytest.mark.slow
-def test_ray_pool_two_audits_avoiding_each_others_worker_both_get_one(
-    ray_cluster: None, cache: Path
+def test_two_audits_avoiding_each_others_worker_both_get_one(
+    new_scheduler: Callable[..., JudgeScheduler],
 ) -> None:
     """Two audits waiting at once, each avoiding the worker the other needs, while the two
     held workers come free one after the other: each gets the one it may use (neither holds
-    or passes back the worker it must not take)."""
+    or passes back the worker it must not take; holding it deadlocked both until the acquire
+    timeout)."""
 
     async def scenario() -> tuple[list[list[str]], list[str]]:
-        pool = _ray_pool(cache, 2, acquire_timeout_seconds=30.0)
+        pool = new_scheduler(2, acquire_timeout_seconds=30.0)
         rounds: list[list[str]] = []
-        try:
-            await pool.start()
-            a, b = sorted(pool._workers.values(), key=lambda w: w.key)
-            for _ in range(4):
-                held = [pool._take_idle(None), pool._take_idle(None)]
-                assert {w.key for w in held if w is not None} == {a.key, b.key}
-                waiting = [
-                    asyncio.ensure_future(pool._acquire(avoid, audit=True)) for avoid in (a, b)
-                ]
-                await _await_until(lambda: pool._queued == 2, "both audits wait")
-                pool._idle.put_nowait(a.key)
-                await asyncio.sleep(0.05)
-                pool._idle.put_nowait(b.key)
-                got = await asyncio.wait_for(asyncio.gather(*waiting), timeout=20)
-                rounds.append([w.key for w in got])
-                for w in got:
+        await pool.start()
+        a, b = sorted(pool._workers.values(), key=lambda w: w.key)
+        for _ in range(6):
+            held = [pool._take_idle(None), pool._take_idle(None)]
+            assert {w.key for w in held if w is not None} == {a.key, b.key}
+            waiting = [asyncio.ensure_future(pool._acquire(avoid, audit=True)) for avoid in (a, b)]
+            await _await_until(lambda: pool._queued == 2, "both audits wait")
+            pool._idle.put_nowait(a.key)
+            await asyncio.sleep(0.05)
+            pool._idle.put_nowait(b.key)
+            got = await asyncio.wait_for(asyncio.gather(*waiting), timeout=20)
+            rounds.append([w.key if w is not None else "none" for w in got])
+            for w in got:
+                if w is not None:
                     pool._release(w, idle=True)
-        finally:
-            pool.shutdown()
         return rounds, [a.key, b.key]
 
     rounds, (a_key, b_key) = asyncio.run(scenario())
-    assert rounds == [[b_key, a_key]] * 4
+    assert rounds == [[b_key, a_key]] * 6

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from codefu_trainer.reward.config import RewardConfig, WorkerConfig
+from codefu_trainer.reward.rules import JUDGE_ERROR
 from codefu_trainer.reward.service import RewardService, run_blocking
 from codefu_trainer.reward.step_metrics import step_metrics
 from codefu_trainer.reward.worker import JudgeJob
@@ -92,8 +93,8 @@ def test_pool_metrics_window_and_audit_on_a_local_cluster(
         stats = service.stats()
         # A judge that raises (here: a checker it does not know) is a judge failure.
         bad = JudgeJob(SUM_PROGRAM, [("1 2\n", "3\n")], 1.0, 1 << 28, "no-such-checker", False, 60)
-        [failed] = run_blocking(service._call_pool("run_many", [bad], timeout=120))
-        assert failed.failure == "JUDGE_ERROR" and "no-such-checker" in failed.detail
+        [failed] = run_blocking(service._pool.run_many([bad]))
+        assert failed.failure == JUDGE_ERROR and "no-such-checker" in failed.detail
         # Ray's metrics agent exports what the pool actor recorded (reports every 0.5 s).
         wanted = {
             ("ray_codefu_judge_jobs_total", ()): 4.0,

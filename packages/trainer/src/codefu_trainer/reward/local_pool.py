@@ -3,59 +3,43 @@
 ``codefu-reward score`` and ``codefu-eval`` judge here when no cluster is named (no
 ``--address``, no ``RAY_ADDRESS``): starting a local Ray cluster costs 10 s or more, a
 worker process a fraction of a second. Each worker process runs the same
-``worker.JudgeWorker`` as the Ray pool's actors, so the verdicts are the same; the rules
-of ``judge_pool.JudgePool`` hold here too:
+``worker.JudgeWorker`` as the Ray pool's actors, and the same ``scheduler.JudgeScheduler``
+decides what runs where, so the verdicts and the rules (priority, deadlines, retries,
+dedup, audit) are the same:
 
-- one job per worker at a time, jobs taken in the order given (the service puts the
-  longest first), identical jobs of a batch judged once;
-- a share of the judged jobs (``audit_share``) is judged again on another worker after the
-  batch, and a changed verdict is a loud warning (the verdict audit); an audit takes a
-  worker only while no first judging (of any batch) waits for one;
-- a job has a deadline from the moment a worker takes it; past it the worker is killed
-  and replaced and the job fails with ``DEADLINE``;
-- a worker that dies makes the job run again on a fresh worker, up to ``max_retries``
-  times, then ``WORKER_LOST``; a judge internal error (``IE``) is retried the same way;
-  an exception raised by the judge is a ``JUDGE_ERROR`` (deterministic, not retried).
+- ``LocalTransport`` starts the processes (``num_workers``, else one per CPU) and talks to
+  them over pipes; a process lost or stopped at a deadline is replaced by a fresh one.
+- ``LocalJudgePool`` is what ``RewardService`` holds: the scheduler on an event loop in a
+  thread of this process, fed one batch at a time (``JudgeScheduler.run_batch``: jobs in
+  the order given, identical ones once, the batch's audits judged before it returns).
 
 A problem's tests cross to a worker once: each worker keeps the tests of its last
-``TESTS_KEPT`` problems, and the pool mirrors that cache to know what to send.
+``TESTS_KEPT`` problems, and the transport mirrors that cache to know what to send.
 """
 
 from __future__ import annotations
 
-import contextlib
-import logging
+import asyncio
 import multiprocessing
 import os
-import queue
 import threading
-import time
 import traceback
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
 from multiprocessing.process import BaseProcess
-from typing import Any
+from typing import Any, TypeVar
 
 from codefu_trainer.reward.config import WorkerConfig
-from codefu_trainer.reward.rules import DEADLINE, JUDGE_ERROR, WORKER_LOST
-from codefu_trainer.reward.step_metrics import JudgeWindow
-from codefu_trainer.reward.worker import (
-    JobOutcome,
-    JudgeJob,
-    JudgeWorker,
-    audit_chosen,
-    audit_flip,
-    pool_stats,
-)
+from codefu_trainer.reward.rules import JudgeSummary
+from codefu_trainer.reward.scheduler import JudgeRaised, JudgeScheduler, Worker, WorkerLost
+from codefu_trainer.reward.worker import JobOutcome, JudgeJob, JudgeWorker
 
-__all__ = ["LocalJudgePool"]
+__all__ = ["LocalJudgePool", "LocalTransport"]
 
-# How often an audit looks again for a worker other than the one that judged first.
-AVOID_RETRY_SECONDS = 0.01
-log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 TESTS_KEPT = 8
 LOCAL_NODE = "local"
@@ -93,10 +77,6 @@ def _serve(conn: Connection, cache_dir: str | None) -> None:
             conn.send(("error", traceback.format_exc()[-2000:]))
 
 
-class _WorkerLost(Exception):
-    """The worker process died or closed its end."""
-
-
 @dataclass
 class _Process:
     process: BaseProcess
@@ -109,33 +89,18 @@ class _Process:
         self.conn.close()
 
 
-class LocalJudgePool:
-    """Judge workers as local processes (see the module docstring)."""
+class LocalTransport:
+    """Judge workers as local processes (``scheduler.Transport``); a worker's key is its
+    process id."""
 
     def __init__(self, config: WorkerConfig) -> None:
         self._config = config
-        self._size = max(1, config.num_workers or os.cpu_count() or 1)
+        self.size = max(1, config.num_workers or os.cpu_count() or 1)
         self._context = multiprocessing.get_context("spawn")
-        self._free: queue.Queue[_Process] = queue.Queue()
-        self._all: list[_Process] = []
-        self._lock = threading.Lock()
-        # One acquirer looks at the free queue at a time; notified when no first judging
-        # waits any more (audits wait for that).
-        self._take = threading.Condition()
-        self._first_waiting = 0  # first judgings (not audits) waiting for a worker
-        self._priority_since = 0.0  # when _first_waiting last went from 0 to 1
-        self._priority_seconds = 0.0  # total time with _first_waiting > 0 before that
-        self._started = False
-        self.stats = pool_stats()
-        self.window = JudgeWindow()
+        # Blocking pipe waits and process starts: one thread per worker judging or starting.
+        self._threads = ThreadPoolExecutor(2 * self.size, thread_name_prefix="codefu-judge")
 
-    def _count(self, name: str, n: int = 1) -> None:
-        with self._lock:
-            self.stats[name] += n
-
-    # Workers ---------------------------------------------------------------------------
-
-    def _spawn(self) -> _Process:
+    def _spawn(self) -> Worker:
         """A new worker process, answering once it is ready (bounded wait)."""
         parent, child = self._context.Pipe()
         process = self._context.Process(
@@ -157,257 +122,107 @@ class LocalJudgePool:
             raise RuntimeError(
                 f"a local judge worker exited while starting (exit code {process.exitcode})"
             ) from e
-        with self._lock:
-            self._all.append(worker)
-        return worker
+        return Worker(str(process.pid), LOCAL_NODE, worker)
 
-    def _retire(self, worker: _Process) -> None:
-        worker.kill()
-        with self._lock:
-            if worker in self._all:
-                self._all.remove(worker)
+    async def _spawn_many(self, count: int) -> list[Worker]:
+        loop = asyncio.get_running_loop()
+        return list(
+            await asyncio.gather(
+                *(loop.run_in_executor(self._threads, self._spawn) for _ in range(count))
+            )
+        )
 
-    def start(self) -> None:
+    async def start(self) -> list[Worker]:
         """Start the worker processes (in parallel); raises when one cannot start."""
-        with self._lock:
-            if self._started:
-                return
-            self._started = True
-        with ThreadPoolExecutor(max_workers=self._size) as pool:
-            for worker in pool.map(lambda _: self._spawn(), range(self._size)):
-                self._free.put(worker)
+        return await self._spawn_many(self.size)
 
-    def workers(self) -> dict[str, str]:
-        """Live workers: process id → node (``local``)."""
-        self.start()
-        with self._lock:
-            return {str(w.process.pid): LOCAL_NODE for w in self._all}
+    async def replenish(self, live: Mapping[str, Worker]) -> tuple[set[str], list[Worker]]:
+        return set(), await self._spawn_many(self.size - len(live))
+
+    async def judge(self, worker: Worker, job: JudgeJob) -> JudgeSummary:
+        loop = asyncio.get_running_loop()
+        kind, value = await loop.run_in_executor(self._threads, _ask, worker.handle, job)
+        if kind == "deadline":
+            raise TimeoutError
+        if kind == "lost":
+            raise WorkerLost(
+                f"local judge worker died (exit code {worker.handle.process.exitcode})"
+            )
+        if kind == "error":
+            raise JudgeRaised(str(value))
+        summary: JudgeSummary = value
+        return summary
+
+    def stop(self, worker: Worker) -> None:
+        worker.handle.kill()
 
     def close(self) -> None:
-        """Ask every worker to exit; kill those that do not."""
-        with self._lock:
-            workers, self._all = list(self._all), []
-        for worker in workers:
-            with contextlib.suppress(OSError):
-                worker.conn.send(None)
-        for worker in workers:
-            worker.process.join(timeout=5)
-            if worker.process.is_alive():
-                worker.process.kill()
-                worker.process.join(timeout=5)
-            worker.conn.close()
+        """No new thread work (the workers are stopped by the scheduler)."""
+        self._threads.shutdown(wait=False, cancel_futures=True)
 
-    # Jobs ------------------------------------------------------------------------------
 
-    def _ask(self, worker: _Process, job: JudgeJob) -> tuple[str, Any]:
-        """Send a job to a worker and wait for its answer (at most the job's deadline)."""
-        send_tests = job.tests if not job.tests_key or job.tests_key not in worker.kept else None
-        kwargs = {
-            "source": job.source,
-            "time_seconds": job.time_seconds,
-            "memory_bytes": job.memory_bytes,
-            "checker": job.checker,
-            "stop_on_first_failure": job.stop_on_first_failure,
-            "stop_on_timeout": job.stop_on_timeout,
-            "checker_params": job.checker_params,
-        }
-        try:
-            worker.conn.send((kwargs, job.tests_key, send_tests))
-            if job.tests_key:
-                _remember(worker.kept, job.tests_key, None)
-            answered = worker.conn.poll(job.deadline_seconds)
-            answer: tuple[str, Any] = worker.conn.recv() if answered else ("deadline", None)
-        except (EOFError, OSError) as e:
-            raise _WorkerLost(str(e) or type(e).__name__) from e
-        return answer
+def _ask(worker: _Process, job: JudgeJob) -> tuple[str, Any]:
+    """Send a job to a worker and wait for its answer (at most the job's deadline):
+    ("ok", summary), ("error", traceback), ("deadline", None) or ("lost", None)."""
+    send_tests = job.tests if not job.tests_key or job.tests_key not in worker.kept else None
+    kwargs = {"source": job.source, **job.judge_options()}
+    try:
+        worker.conn.send((kwargs, job.tests_key, send_tests))
+        if job.tests_key:
+            _remember(worker.kept, job.tests_key, None)
+        if not worker.conn.poll(job.deadline_seconds):
+            return ("deadline", None)
+        answer: tuple[str, Any] = worker.conn.recv()
+    except (EOFError, OSError):
+        return ("lost", None)
+    return answer
 
-    def _take_free(self, avoid: str) -> _Process | None:
-        """The first free worker other than ``avoid`` (any when there is one worker) taken
-        from the queue, the others left queued; None when none is. The caller holds
-        ``self._take``, so two audits cannot pass each other's workers back and forth."""
-        taken: list[_Process] = []
-        with contextlib.suppress(queue.Empty):
-            while True:
-                taken.append(self._free.get_nowait())
-        chosen: _Process | None = None
-        for worker in taken:
-            usable = not avoid or self._size == 1 or str(worker.process.pid) != avoid
-            if chosen is None and usable:
-                chosen = worker
-            else:
-                self._free.put(worker)
-        return chosen
 
-    def _first_judgings_waiting(self, change: int) -> None:
-        """Count first judgings waiting for a worker (+1 / -1) and run the priority clock;
-        the caller holds ``self._take``."""
-        before = self._first_waiting
-        self._first_waiting += change
-        now = time.monotonic()
-        if before == 0 and self._first_waiting > 0:
-            self._priority_since = now
-        elif before > 0 and self._first_waiting == 0:
-            self._priority_seconds += now - self._priority_since
-            self._take.notify_all()
+class LocalJudgePool:
+    """What ``RewardService`` holds without Ray: the scheduler over local processes, on an
+    event loop of its own (a thread), so that any caller (blocking or async) reaches it."""
 
-    def _priority_clock(self) -> float:
-        """Seconds so far during which first judgings waited for a worker."""
-        with self._take:
-            total = self._priority_seconds
-            if self._first_waiting:
-                total += time.monotonic() - self._priority_since
-            return total
-
-    def _acquire(self, avoid: str, *, audit: bool = False) -> _Process | None:
-        """A free worker (another than the one keyed ``avoid`` when there are several), or
-        None when none came within ``acquire_timeout_seconds``. An audit never holds a
-        worker it passes over (two audits avoiding each other's worker would deadlock),
-        and takes one only while no first judging waits for one."""
-        started = time.monotonic()
-        yielded_at_start = self._priority_clock()
-        self.window.queued()
-        if not audit:
-            with self._take:
-                self._first_judgings_waiting(+1)
-        try:
-            while True:
-                with self._take:
-                    if audit:
-                        self._take.wait_for(lambda: self._first_waiting == 0)
-                    worker = self._take_free(avoid)
-                if worker is not None:
-                    return worker
-                waited = time.monotonic() - started
-                if audit:
-                    # Time while first judgings had priority does not count toward an
-                    # audit's acquire timeout: that timeout is for workers that do not come
-                    # back, and the first judgings it yields to are bounded by their own.
-                    waited -= self._priority_clock() - yielded_at_start
-                remaining = self._config.acquire_timeout_seconds - waited
-                if remaining <= 0:
-                    return None
-                if not self._free.empty():  # only the worker this audit must not use
-                    time.sleep(min(AVOID_RETRY_SECONDS, remaining))
-                    continue
-                with contextlib.suppress(queue.Empty):  # out of time, unless yielded
-                    self._free.put(self._free.get(timeout=remaining))  # wait for one
-        finally:
-            if not audit:
-                with self._take:
-                    self._first_judgings_waiting(-1)
-            self.window.dequeued()
-
-    def _run(self, job: JudgeJob) -> JobOutcome:
-        arrived = time.monotonic()
-        outcome = self._judge(job)
-        summary = outcome.summary
-        self.window.done(
-            arrived,
-            time.monotonic(),
-            outcome.seconds,
-            summary.compile_seconds if summary else 0.0,
-            summary.run_seconds if summary else 0.0,
+    def __init__(self, config: WorkerConfig) -> None:
+        self._transport = LocalTransport(config)
+        self.scheduler = JudgeScheduler(config, self._transport)
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(
+            target=self._loop.run_forever, name="codefu-judge-pool", daemon=True
         )
-        if summary is not None:
-            self._count("completed")
-        return outcome
+        self._thread.start()
 
-    def _audit(self, item: tuple[JudgeJob, JobOutcome]) -> None:
-        """Judge a job again on another worker and compare the verdicts."""
-        job, first = item
-        self._count("audits")
-        audit = self._judge(job, avoid=first.worker, audit=True)
-        flip = audit_flip(job, first, audit)
-        self.window.audit(audit.seconds, flip, failed=audit.summary is None)
-        if flip is not None:
-            self._count("flips")
-            log.warning("VERDICT FLIP (judge audit): %s", flip.describe())
+    async def _on_loop(self, work: Coroutine[Any, Any, T]) -> T:
+        """Await ``work`` on the pool's loop."""
+        return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(work, self._loop))
 
-    def _judge(self, job: JudgeJob, avoid: str = "", *, audit: bool = False) -> JobOutcome:
-        """Judge ``job`` on a free worker (retries, deadline, replacement of lost workers);
-        ``audit``: a verdict audit's judging, which yields workers to first judgings."""
-        attempts = 0
-        busy = 0.0
-        while True:
-            worker = self._acquire(avoid, audit=audit)
-            if worker is None:
-                return JobOutcome(None, JUDGE_ERROR, "no judge worker became free in time")
-            key = str(worker.process.pid)
-            attempts += 1
-            started = time.monotonic()
-            try:
-                kind, value = self._ask(worker, job)
-            except _WorkerLost:
-                busy += time.monotonic() - started
-                self._count("workers_lost")
-                self._retire(worker)
-                why = f"local judge worker died (exit code {worker.process.exitcode})"
-                self._free.put(self._spawn())
-                if attempts > self._config.max_retries:
-                    return JobOutcome(None, WORKER_LOST, why, attempts, LOCAL_NODE, busy, key)
-                self._count("retries")
-                log.warning("%s; judging again", why)
-                continue
-            if kind == "deadline":
-                busy += time.monotonic() - started
-                self._count("deadlines")
-                log.warning("judge job passed its %.1f s deadline", job.deadline_seconds)
-                self._retire(worker)
-                self._free.put(self._spawn())
-                return JobOutcome(
-                    None,
-                    DEADLINE,
-                    f"no answer within {job.deadline_seconds:.1f} s",
-                    attempts,
-                    LOCAL_NODE,
-                    busy,
-                    key,
-                )
-            elapsed = time.monotonic() - started
-            busy += elapsed
-            self._count("busy_ms", round(elapsed * 1000))
-            self._free.put(worker)
-            if kind == "error":
-                return JobOutcome(None, JUDGE_ERROR, str(value), attempts, LOCAL_NODE, busy, key)
-            if value.verdict == "IE" and attempts <= self._config.max_retries:
-                self._count("retries")
-                self._count("internal_errors")
-                log.warning("judge internal error; judging again")
-                continue
-            return JobOutcome(value, None, "", attempts, LOCAL_NODE, busy, key)
+    def share_tests(self, tests: list[tuple[str, str]]) -> Any:
+        """Tests as they are: each worker process keeps its recent problems' tests."""
+        return tests
 
-    def run_many(self, jobs: Sequence[JudgeJob]) -> list[JobOutcome]:
-        """Judge ``jobs`` in the order given, identical ones once; one outcome per job.
-        The verdict audit's share of them is then judged again (``WorkerConfig.audit_share``).
-        """
-        self.start()
-        first: dict[Any, int] = {}
-        unique: list[JudgeJob] = []
-        slot: list[int] = []
-        for job in jobs:
-            identity = job.identity()
-            if identity is not None and identity in first:
-                self._count("shared")
-                self.window.duplicate()
-                slot.append(first[identity])
-                continue
-            if identity is not None:
-                first[identity] = len(unique)
-            slot.append(len(unique))
-            unique.append(job)
-        self._count("jobs", len(unique))
-        # As many threads as workers: each takes the next job when its worker is free.
-        with ThreadPoolExecutor(max_workers=self._size) as pool:
-            outcomes = list(pool.map(self._run, unique))
-            audits = [
-                (job, outcome)
-                for job, outcome in zip(unique, outcomes, strict=True)
-                if outcome.summary is not None
-                and audit_chosen(job, self._config.audit_share, self._config.audit_seed)
-            ]
-            list(pool.map(self._audit, audits))
-        return [outcomes[i] for i in slot]
+    async def run_many(self, jobs: Sequence[JudgeJob]) -> list[JobOutcome]:
+        return await self._on_loop(self.scheduler.run_batch(jobs))
 
-    def take_window(self) -> dict[str, Any]:
-        """The judging since the last call (``step_metrics.WindowStats`` as a dict)."""
-        return self.window.take(self._size).to_dict()
+    async def workers(self) -> dict[str, str]:
+        return await self._on_loop(self.scheduler.workers())
+
+    async def stats(self) -> dict[str, int]:
+        return await self._on_loop(_now(self.scheduler.stats))
+
+    async def take_window(self) -> dict[str, Any]:
+        return await self._on_loop(_now(self.scheduler.take_window))
+
+    async def drain_audits(self) -> int:
+        return await self._on_loop(self.scheduler.drain_audits())
+
+    def close(self) -> None:
+        """Stop the workers and the loop."""
+        asyncio.run_coroutine_threadsafe(_now(self.scheduler.shutdown), self._loop).result(60)
+        self._transport.close()
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(timeout=60)
+        self._loop.close()
+
+
+async def _now(call: Callable[[], T]) -> T:
+    """A plain call as a coroutine (to run it on the pool's loop)."""
+    return call()

@@ -22,18 +22,16 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-import ray
-from ray.exceptions import RayActorError
-
 from codefu_data.judging_rules import JudgingRules
 from codefu_data.schema import judge_time_seconds
 from codefu_sandbox import CheckerConfig
 from codefu_sandbox.rules import checker_params as rules_checker_params
 from codefu_trainer.reward.config import RewardConfig, RewardMode, reward_config_from
 from codefu_trainer.reward.extract import extract_code
-from codefu_trainer.reward.judge_pool import await_ref, pool_actor
+from codefu_trainer.reward.judge_pool import RayJudgePool
 from codefu_trainer.reward.local_pool import LocalJudgePool
 from codefu_trainer.reward.rules import JUDGE_ERROR, RewardResult, score_report
+from codefu_trainer.reward.scheduler import JudgePool
 from codefu_trainer.reward.worker import JobOutcome, JudgeJob
 
 __all__ = ["Problem", "RewardService", "ScoredResponse", "problem_from_ground_truth"]
@@ -161,7 +159,7 @@ class RewardService:
 
     On Ray (the default) the judge workers are actors of the shared pool
     (``judge_pool``); with ``local=True`` they are processes of this machine
-    (``local_pool``), with the same worker code and no Ray start-up.
+    (``local_pool``), with the same worker code, the same scheduler and no Ray start-up.
     """
 
     def __init__(
@@ -175,20 +173,17 @@ class RewardService:
         self._problems: OrderedDict[tuple[Any, ...], PreparedProblem] = OrderedDict()
         self._cached_chars = 0
         self._cache_lock = threading.Lock()
-        self._started_ray = False
-        self._local = LocalJudgePool(self.config.worker) if local else None
-        self._pool: Any = None
-        if self._local is None:
-            if not ray.is_initialized():
-                ray.init(address=address, ignore_reinit_error=True, log_to_driver=False)
-                self._started_ray = True
-            self._pool = pool_actor(self.config.worker)
+        self._pool: JudgePool = (
+            LocalJudgePool(self.config.worker)
+            if local
+            else RayJudgePool(self.config.worker, address)
+        )
 
     # Preparation -----------------------------------------------------------------------
 
     def _prepared(self, gt: Any) -> PreparedProblem:
-        """The problem of a ground truth with its tests stored once (in Ray's object store)
-        and their digest; the samples of a group (equal ground truths) share one."""
+        """The problem of a ground truth with its tests stored once (``share_tests``) and
+        their digest; the samples of a group (equal ground truths) share one."""
         truth = json.loads(gt) if isinstance(gt, str | bytes) else gt
         key = problem_key(truth) if isinstance(truth, Mapping) else None
         if key is not None:
@@ -201,7 +196,7 @@ class RewardService:
         tests = list(problem.tests)
         prepared = PreparedProblem(
             problem,
-            tests if self._local else ray.put(tests),
+            self._pool.share_tests(tests),
             tests_digest(problem.tests),
             sum(len(a) + len(b) for a, b in problem.tests),
         )
@@ -279,30 +274,7 @@ class RewardService:
         assert all(d is not None for d in done)
         return [d for d in done if d is not None]
 
-    def _backstop(self, jobs: list[tuple[int, JudgeJob]]) -> float:
-        """An outer bound on one batch; the pool bounds each job well inside it."""
-        longest = max((job.deadline_seconds for _, job in jobs), default=0.0)
-        worker = self.config.worker
-        return worker.acquire_timeout_seconds + worker.start_timeout_seconds + 2 * longest + 60
-
-    def _failed(self, jobs: list[tuple[int, JudgeJob]], why: str) -> list[JobOutcome]:
-        return [JobOutcome(None, JUDGE_ERROR, why) for _ in jobs]
-
     # Scoring ---------------------------------------------------------------------------
-
-    async def _call_pool(self, method: str, *args: Any, timeout: float) -> Any:
-        """Await a pool method for at most ``timeout`` seconds; a dead pool is replaced once
-        (a second death raises ``RayActorError``, the timeout ``TimeoutError``)."""
-        for attempt in range(2):
-            try:
-                ref = getattr(self._pool, method).remote(*args)
-                return await asyncio.wait_for(await_ref(ref), timeout=timeout)
-            except RayActorError:
-                if attempt == 1:
-                    raise
-                log.warning("the judge pool actor died; starting a new one")
-                self._pool = pool_actor(self.config.worker)
-        raise AssertionError("unreachable")
 
     async def score_detailed_async(
         self, responses: Sequence[str], ground_truths: Sequence[Any]
@@ -311,16 +283,7 @@ class RewardService:
         done, jobs = self._jobs(responses, ground_truths)
         outcomes: list[JobOutcome] = []
         if jobs:
-            payload = [job for _, job in jobs]
-            if self._local is not None:
-                outcomes = await asyncio.to_thread(self._local.run_many, payload)
-                return self._finish(done, jobs, outcomes)
-            try:
-                outcomes = await self._call_pool("run_many", payload, timeout=self._backstop(jobs))
-            except RayActorError:
-                outcomes = self._failed(jobs, "the judge pool died twice")
-            except TimeoutError:
-                outcomes = self._failed(jobs, "the judge pool did not answer in time")
+            outcomes = await self._pool.run_many([job for _, job in jobs])
         return self._finish(done, jobs, outcomes)
 
     def score_detailed(
@@ -342,45 +305,28 @@ class RewardService:
 
     def workers(self) -> dict[str, str]:
         """The pool's live judge workers: key → node id (starts them if needed)."""
-        if self._local is not None:
-            return self._local.workers()
-        return dict(run_blocking(self._call_pool("workers", timeout=self._backstop([]))))
+        return run_blocking(self._pool.workers())
 
     def stats(self) -> dict[str, int]:
         """Pool counters: jobs, shared (identical to a job in flight, not judged again),
         completed, retries, deadlines, workers_lost, internal_errors, busy_ms (time workers
         spent judging), audits and flips (the verdict audit)."""
-        if self._local is not None:
-            return dict(self._local.stats)
-        return dict(run_blocking(self._call_pool("stats", timeout=60)))
+        return run_blocking(self._pool.stats())
 
     def take_window(self) -> dict[str, Any]:
         """What the judge pool did since the last call (``step_metrics.WindowStats`` as a
         dict: jobs, duplicates, CPU and wall seconds, judge CPUs, queue high-water mark,
         audits, flips): one call per training step gives that step's judging."""
-        if self._local is not None:
-            return self._local.take_window()
-        return dict(run_blocking(self._call_pool("take_window", timeout=60)))
+        return run_blocking(self._pool.take_window())
 
     def drain_audits(self) -> int:
         """Wait until the verdict audits under way have been judged (the Ray pool runs them
         in the background; the local pool within ``score``); returns how many there were."""
-        if self._local is not None:
-            return 0
-        return int(run_blocking(self._call_pool("drain_audits", timeout=self._backstop([]) * 2)))
+        return run_blocking(self._pool.drain_audits())
 
     def close(self) -> None:
-        """Stop the judge workers and the pool; shut Ray down if this service started it."""
-        if self._local is not None:
-            self._local.close()
-            return
-        try:
-            ray.get(self._pool.shutdown.remote(), timeout=60)
-            ray.kill(self._pool, no_restart=True)
-        except Exception as e:  # a pool already gone is fine
-            log.debug("closing the judge pool: %s", e)
-        if self._started_ray:
-            ray.shutdown()
+        """Stop the judge workers and the pool (and Ray, if this service started it)."""
+        self._pool.close()
 
 
 def run_blocking(coroutine: Coroutine[Any, Any, T]) -> T:

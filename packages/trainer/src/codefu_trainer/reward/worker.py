@@ -57,6 +57,17 @@ class JudgeJob:
             ),
         )
 
+    def judge_options(self) -> dict[str, Any]:
+        """The keyword arguments of ``JudgeWorker.judge`` for this job (with source, tests)."""
+        return {
+            "time_seconds": self.time_seconds,
+            "memory_bytes": self.memory_bytes,
+            "checker": self.checker,
+            "stop_on_first_failure": self.stop_on_first_failure,
+            "stop_on_timeout": self.stop_on_timeout,
+            "checker_params": self.checker_params,
+        }
+
     def submission_id(self) -> str:
         """A short id of this submission (its code and tests), for logs and flip reports."""
         h = hashlib.blake2b(digest_size=6)
