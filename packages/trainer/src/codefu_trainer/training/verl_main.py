@@ -98,8 +98,8 @@ def _train_and_export(verl: DictConfig, cfg: TrainConfig, run_dir: Path) -> int:
     prepare_resume_everywhere(verl)
     if verl.trainer.use_v1:
         # veRL's TaskRunnerV1 training with codefu_<trainer.v1.trainer_mode>: veRL's trainer
-        # plus the judge metrics of every step (codefu_trainer.reward.verl_metrics).
-        from codefu_trainer.reward.verl_metrics import judge_task_runner
+        # plus the judge metrics of every step (codefu_trainer.training.verl_trainer).
+        from codefu_trainer.training.verl_trainer import judge_task_runner
 
         run_ppo(verl, task_runner_class=judge_task_runner())
     else:
