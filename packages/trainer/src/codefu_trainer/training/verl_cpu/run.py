@@ -16,7 +16,7 @@ def run(verl: DictConfig, cfg: TrainConfig, run_dir: Path, train: Callable[[], i
     whatever happens."""
     import ray
 
-    from codefu_trainer.training.rehearsal import ray_temp_dir_outside_venv
+    from codefu_trainer.training.local_ray import ray_temp_dir_outside_venv
     from codefu_trainer.training.verl_cpu.config import prepare_inputs
     from codefu_trainer.training.verl_cpu.hook import setup
 
