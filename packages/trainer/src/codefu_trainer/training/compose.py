@@ -12,7 +12,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol, TypeVar
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from omegaconf import DictConfig, OmegaConf
 
@@ -32,6 +32,9 @@ from codefu_trainer.training.overrides import (
     check_keys,
     split_overrides,
 )
+
+if TYPE_CHECKING:
+    from codefu_trainer.training.verl_config import ClusterExtension
 
 GROUPS = ("cluster", "data", "reward", "model")
 
@@ -171,8 +174,11 @@ def compose_run(
     overrides: Sequence[str],
     gpus_detected: int | None = None,
     with_verl: bool = True,
+    extension: ClusterExtension | None = None,
 ) -> ComposedRun:
-    """Both stages; `gpus_detected` stands for this machine's GPUs where the cluster says 0."""
+    """Both stages; `gpus_detected` stands for this machine's GPUs where the cluster says 0.
+    `extension`: the veRL settings of a cluster kind composed by its own entry point
+    (`verl_config.EXTENDED_KINDS`; cpu_verl: `verl_cpu.run.compose`)."""
     from codefu_trainer.training.verl_config import (
         build_verl_config,
         check_attention,
@@ -188,7 +194,9 @@ def compose_run(
     verl: DictConfig | None = None
     if with_verl:
         gpus = cfg.cluster.gpus_per_node or gpus_detected or 1
-        verl = build_verl_config(cfg, conf_dir, run_dir, theirs, gpus_per_node=gpus)
+        verl = build_verl_config(
+            cfg, conf_dir, run_dir, theirs, gpus_per_node=gpus, extension=extension
+        )
         if cfg.cluster.kind is not ClusterKind.cpu:
             validate_verl_config(verl)
             check_attention(verl, loads_here=cfg.cluster.kind is ClusterKind.local)
