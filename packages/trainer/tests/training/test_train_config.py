@@ -95,6 +95,21 @@ def test_hetero_cluster_has_train_and_judge_groups_and_sets_the_judge_resource()
     assert run.cfg.cluster.kind is ClusterKind.sagemaker
 
 
+def test_the_judge_resource_is_the_launchers(tmp_path: Path) -> None:
+    """One name for judge hosts: the launcher's; the reward's default and a cluster with
+    judge hosts use it, even where reward.worker.resource named another."""
+    from codefu_launcher.plan import JUDGE_RESOURCE
+    from codefu_trainer.reward.config import RewardConfig
+
+    assert RewardConfig().worker.resource == JUDGE_RESOURCE
+    hetero = ["cluster=sagemaker_hetero", "reward.worker.resource=elsewhere"]
+    assert compose_run(CONF, hetero, with_verl=False).cfg.reward.worker.resource == JUDGE_RESOURCE
+    local = ["cluster=local", "reward.worker.resource=elsewhere"]
+    assert compose_run(CONF, local, with_verl=False).cfg.reward.worker.resource == "elsewhere"
+    with pytest.raises(ConfigError, match="judge_resource"):
+        compose_run(CONF, ["cluster=local", "cluster.judge_resource=judge"], with_verl=False)
+
+
 def test_instance_types_of_the_reference_clusters() -> None:
     p4de = compose_run(CONF, ["cluster=sagemaker_p4de"], with_verl=False).cfg.cluster
     p5 = compose_run(CONF, ["cluster=sagemaker_p5"], with_verl=False).cfg.cluster

@@ -23,6 +23,7 @@ from codefu_trainer.training.config import (
     GroupRole,
     ModelKind,
     TrainConfig,
+    judge_on_judge_hosts,
     register_configs,
 )
 from codefu_trainer.training.overrides import (
@@ -188,8 +189,7 @@ def compose_run(
     ours, theirs = split_overrides(overrides)
     node = compose_train(conf_dir, ours)
     cfg = to_train_config(node)
-    if cfg.cluster.judge_resource:
-        cfg.reward.worker.resource = cfg.cluster.judge_resource
+    judge_on_judge_hosts(cfg.cluster, cfg.reward)
     run_dir = resolve_run_dir(cfg)
     verl: DictConfig | None = None
     if with_verl:
