@@ -152,6 +152,12 @@ class CurriculumDataset(Dataset):
                 self.curriculum.load_state_dict(state["curriculum"])
 
 
+def group_uid(key: str) -> str:
+    """The group (its prompt's uid) of a TransferQueue trajectory key: veRL's key format is
+    `{uid}_{session_id}_{index}` (anchors.py: "veRL's TransferQueue key format")."""
+    return key.split("_", maxsplit=1)[0]
+
+
 def _metric(value: Any, key: str) -> float | None:
     """`key` of a trajectory's reward_extra_info, as veRL's replay buffer reads it."""
     extra = getattr(value, "data", value)
@@ -218,6 +224,8 @@ class CurriculumReplayBuffer(_replay_buffer_base()):  # type: ignore[misc]
         self._step_scores: dict[str, list[float]] = defaultdict(list)
 
     def _sync_metadata_from_transfer_queue(self) -> None:
+        # veRL's private refresh of finished groups, the only one there is (anchors.py:
+        # "veRL ReplayBuffer._sync_metadata_from_transfer_queue").
         super()._sync_metadata_from_transfer_queue()
         self._observe_finished("train")
 
@@ -230,7 +238,7 @@ class CurriculumReplayBuffer(_replay_buffer_base()):  # type: ignore[misc]
         new = finished - self._observed
         if not new or active_curriculum() is None:
             return
-        keys = [k for k in self.partitions[partition_id] if k.split("_")[0] in new]
+        keys = [k for k in self.partitions[partition_id] if group_uid(k) in new]
         if keys:
             data = tq.kv_batch_get(
                 keys=keys, partition_id=partition_id, select_fields=["extra_fields", "extra_info"]

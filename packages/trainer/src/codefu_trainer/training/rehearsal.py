@@ -171,7 +171,10 @@ def _make_trainer_class() -> type:
         share of zero-variance groups, and drops them with dynamic sampling
         (`filter_groups`): the step's prompts are sampled again, at most
         MAX_GENERATION_BATCHES times, and their groups whose judge scores disagree replace
-        the ones that agree (a step that finds too few keeps some that agree)."""
+        the ones that agree (a step that finds too few keeps some that agree).
+
+        It overrides three private GRPOTrainer methods, TRL's only hooks for these; each is
+        anchored to TRL's lines in `codefu_trainer.training.anchors.OVERRIDES`."""
 
         _capture = False
         _captured: Any = None
