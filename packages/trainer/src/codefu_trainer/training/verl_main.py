@@ -11,7 +11,6 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
-import subprocess
 import sys
 from pathlib import Path
 
@@ -23,36 +22,6 @@ from codefu_trainer.training.export import export_final_model
 from codefu_trainer.training.tracking import continue_mlflow_run
 
 EXIT_CHECKPOINT = 4  # checkpoints that cannot be resumed from or exported as they are
-
-
-def latest_actor_checkpoint(ckpt_root: Path) -> Path | None:
-    """<root>/global_step_N/actor of the newest step veRL recorded (or found)."""
-    from verl.utils.checkpoint.checkpoint_manager import find_latest_ckpt_path
-
-    found = find_latest_ckpt_path(str(ckpt_root))
-    if not found:
-        return None
-    actor = Path(found) / "actor"
-    return actor if actor.is_dir() else None
-
-
-def export_hf_model(ckpt_root: Path, out_dir: Path, trust_remote_code: bool = False) -> Path | None:
-    """Merge the newest actor checkpoint into a Hugging Face model directory (veRL's merger)."""
-    actor = latest_actor_checkpoint(ckpt_root)
-    if actor is None:
-        print(
-            f"codefu-train: no actor checkpoint under {ckpt_root}; no final model written.",
-            flush=True,
-        )
-        return None
-    cmd = [
-        sys.executable, "-m", "verl.model_merger", "merge", "--backend", "fsdp",
-        "--local_dir", str(actor), "--target_dir", str(out_dir),
-    ]  # fmt: skip
-    if trust_remote_code:
-        cmd.append("--trust-remote-code")
-    subprocess.run(cmd, check=True)
-    return out_dir
 
 
 def run(verl: DictConfig, cfg: TrainConfig, run_dir: Path) -> int:
