@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import threading
@@ -13,9 +14,10 @@ import pytest
 from codefu_sandbox import CheckerConfig, Judge, Limits, Submission, TestCase, Verdict
 from codefu_sandbox.judge import cgroup_cap
 from codefu_sandbox.runner import (
+    UIDS_PER_PROCESS,
     Isolation,
     RunLimits,
-    UidPool,
+    UidWindow,
     cgroup2_mounts,
     parse_launcher_line,
 )
@@ -49,12 +51,20 @@ def test_isolation_description() -> None:
     )
 
 
-def test_uid_pool_gives_distinct_uids_to_concurrent_users() -> None:
-    pool = UidPool(200_000)
-    with pool.take() as a, pool.take() as b:
+def test_uid_window_gives_distinct_uids_to_concurrent_users() -> None:
+    window = UidWindow(200_000)
+    with window.take() as a, window.take() as b:
         assert a != b
-    with pool.take() as c:
+    with window.take() as c:
         assert c in (a, b)
+
+
+def test_uid_window_shares_uids_past_its_size() -> None:
+    window = UidWindow(200_000)
+    with contextlib.ExitStack() as stack:
+        uids = [stack.enter_context(window.take()) for _ in range(UIDS_PER_PROCESS + 1)]
+    assert len(set(uids)) == UIDS_PER_PROCESS and uids[-1] == uids[0]
+    assert all(window.base <= u < window.base + UIDS_PER_PROCESS for u in uids)
 
 
 @needs_gpp

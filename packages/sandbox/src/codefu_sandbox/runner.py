@@ -38,6 +38,7 @@ LAUNCHER_NAME = "codefu-launch"
 SYSTEM_READ_PATHS = ("/usr", "/lib", "/lib64", "/lib32", "/bin", "/etc/ld.so.cache")
 DEFAULT_UID_BASE = 200_000  # sandbox uids: base + per-process slot, no passwd entry needed
 UID_SLOTS = 4096
+UIDS_PER_PROCESS = 64  # a process's window of sandbox uids (UidWindow)
 # The launcher's --seccomp number for each profile of `Runner.run`.
 SECCOMP_PROFILES = {"run": "1", "compile": "2", "checker": "3"}
 
@@ -303,13 +304,15 @@ def build_launcher(cache_dir: Path) -> Path:
     return target
 
 
-class UidPool:
-    """Distinct sandbox uids for concurrent runs, so NPROC and files never cross between them."""
+class UidWindow:
+    """This process's window of UIDS_PER_PROCESS sandbox uids (placed by its pid among
+    UID_SLOTS), handed to runs: up to UIDS_PER_PROCESS concurrent runs get distinct uids, so
+    NPROC and files never cross between them; more runs at once share uids, round robin."""
 
     def __init__(self, base: int) -> None:
         self._free: list[int] = []
         self._next = 0
-        self.base = base + (os.getpid() * 64) % UID_SLOTS
+        self.base = base + (os.getpid() * UIDS_PER_PROCESS) % UID_SLOTS
         self._lock = threading.Lock()
 
     @contextlib.contextmanager
@@ -321,7 +324,7 @@ class UidPool:
                 slot = self._next
                 self._next += 1
         try:
-            yield self.base + slot % 64
+            yield self.base + slot % UIDS_PER_PROCESS
         finally:
             with self._lock:
                 self._free.append(slot)
@@ -349,7 +352,7 @@ class Runner:
             if uid_base is not None
             else int(os.environ.get("CODEFU_SANDBOX_UID_BASE", DEFAULT_UID_BASE))
         )
-        self.uids = UidPool(base)
+        self.uids = UidWindow(base)
         self.scratch = cache_dir / "tmp"
         self.scratch.mkdir(parents=True, exist_ok=True)
         self.scratch.chmod(0o700)
