@@ -4,7 +4,7 @@ Two extension points, no fork (conf/verl/curriculum/tiers.yaml sets both):
 
 - `CurriculumDataset` (`data.custom_cls`): the training dataset. Its items are drawn by the
   curriculum, not by veRL's sampler's index, from the prepared tiers next to
-  `data.train_files` (<out_dir>/<tier>/train.parquet); each item carries its problem key in
+  `data.train_files` (<out_dir>/<tier>/train.parquet); each item carries its tier problem key in
   `extra_info.curriculum_problem`. It is `Stateful`, so veRL's StatefulDataLoader saves the
   curriculum state in every checkpoint's data.pt and restores it on resume. The validation
   dataset (any other files) is veRL's RLHFDataset unchanged.
@@ -27,7 +27,7 @@ from typing import Any
 
 from torch.utils.data import Dataset
 
-from codefu_trainer.training.curriculum import Curriculum, CurriculumConfig, problem_key
+from codefu_trainer.training.curriculum import Curriculum, CurriculumConfig, tier_problem_key
 
 PROBLEM_FIELD = "curriculum_problem"  # extra_info key of the problem an item was drawn as
 
@@ -118,7 +118,7 @@ class CurriculumDataset(Dataset):
         }
         names = {tier: _problem_names(ds) for tier, ds in self.tiers.items()}
         self._rows = {
-            problem_key(tier, name): (tier, i)
+            tier_problem_key(tier, name): (tier, i)
             for tier, tier_names in names.items()
             for i, name in enumerate(tier_names)
         }
