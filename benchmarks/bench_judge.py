@@ -9,7 +9,7 @@ Three measurements, each compared with a baseline measured in the same run:
 2. Added run overhead per test: the judge running a trivial binary on N tests against a
    bare `subprocess.run` of the same binary N times. Target <= 3 ms. Then (2b) one launch
    per test (`Runner.run`, joining the submission's memory cgroup each time, as the judge
-   did before `--serve`) with this launcher against the launcher of `--baseline-ref` (the
+   did before `--serve`) with this sandbox-exec against the one of `--baseline-ref` (the
    denylist seccomp filter, no new session, no IPC namespace), built from git, and the
    judge's served tests, alternating in one run. Target: <= 2 ms added per test by the
    filter.
@@ -60,7 +60,9 @@ HERE = Path(__file__).resolve().parent
 SOLUTIONS = HERE / "solutions"
 TYPICAL = SOLUTIONS / "typical"
 LIMITS = Limits(time_seconds=1.0, memory_bytes=256 << 20)
-LAUNCHER_SOURCE = "packages/sandbox/src/codefu_sandbox/launcher.c"
+SANDBOX_EXEC_SOURCE = "packages/sandbox/src/codefu_sandbox/sandbox_exec.c"
+# Its name before it was renamed (the baseline commits of part 2b have only this one).
+OLD_SANDBOX_EXEC_SOURCE = "packages/sandbox/src/codefu_sandbox/launcher.c"
 # The last commit whose solution filter was the denylist (part 2b's baseline).
 PREVIOUS_FILTER = "07c8c47e74db295430dc436e14b184fb23390085"
 # Fractions of the time limit that the spinner burns in CPU time: under it → AC, over → TLE.
@@ -131,7 +133,7 @@ def bench_compile(sources: dict[str, str], work: Path) -> tuple[list[Target], di
         for mode, use_pch in (("pch", True), ("no_pch", False))
     }
     for mode, judge in judges.items():
-        # Warm-up: builds the sandbox launcher and (with PCH) the precompiled header once.
+        # Warm-up: builds sandbox-exec and (with PCH) the precompiled header once.
         warm, _ = judge.compiler.compile("#include <bits/stdc++.h>\nint main() { return 0; }\n")
         if not warm.ok:
             raise BenchError(f"warm-up compile failed ({mode}): {warm.diagnostics[:500]}")
@@ -281,21 +283,24 @@ def bench_checkers(judge: Judge, tests_per_round: int, rounds: int) -> dict[str,
     return {name: p50(t) / base for name, t in times.items()}
 
 
-def previous_launcher(ref: str, directory: Path) -> Path:
-    """The launcher of git `ref` (the denylist filter before issue 15), built here."""
-    shown = subprocess.run(
-        ["git", "-C", str(HERE), "show", f"{ref}:{LAUNCHER_SOURCE}"],
-        capture_output=True,
-        check=False,
-    )
-    if shown.returncode != 0:
+def previous_sandbox_exec(ref: str, directory: Path) -> Path:
+    """sandbox-exec of git `ref` (the denylist filter before issue 15), built here."""
+    for source_path in (SANDBOX_EXEC_SOURCE, OLD_SANDBOX_EXEC_SOURCE):
+        shown = subprocess.run(
+            ["git", "-C", str(HERE), "show", f"{ref}:{source_path}"],
+            capture_output=True,
+            check=False,
+        )
+        if shown.returncode == 0:
+            break
+    else:
         raise BenchError(
-            f"cannot read {LAUNCHER_SOURCE} at {ref} (a git checkout with that commit is "
+            f"cannot read {SANDBOX_EXEC_SOURCE} at {ref} (a git checkout with that commit is "
             f"needed; pass --baseline-ref): {shown.stderr.decode()[:300]}"
         )
-    source = directory / "previous-launcher.c"
+    source = directory / "previous-sandbox_exec.c"
     source.write_bytes(shown.stdout)
-    binary = directory / "previous-launcher"
+    binary = directory / "previous-sandbox-exec"
     subprocess.run(["gcc", "-O2", "-static", "-o", str(binary), str(source)], check=True)
     return binary
 
@@ -332,11 +337,11 @@ def launched_per_test(runner: Runner, binary: Path, tests: Sequence[TestCase]) -
 def bench_filter_overhead(
     judge: Judge, ref: str, work: Path, tests_per_round: int, rounds: int
 ) -> tuple[list[Target], float]:
-    """Per-test cost of this launcher (allowlist, new session, IPC namespace) against the
-    launcher of `ref`, one launch per test, and of the judge's served tests, alternating."""
+    """Per-test cost of this sandbox-exec (allowlist, new session, IPC namespace) against
+    the one of `ref`, one launch per test, and of the judge's served tests, alternating."""
     previous = Runner(judge.cache_dir)
-    previous.launcher = previous_launcher(ref, work)
-    # That launcher predates --ipcns: it runs in the host's IPC namespace.
+    previous.sandbox_exec = previous_sandbox_exec(ref, work)
+    # That sandbox-exec predates --ipcns: it runs in the host's IPC namespace.
     previous.isolation = dataclasses.replace(previous.isolation, ipcns=False)
     source = (SOLUTIONS / "echo.cpp").read_text()
     _, binary = judge.compiler.compile(source)
@@ -362,10 +367,10 @@ def bench_filter_overhead(
             times[name].append(order[name]())
     before_ms, now_ms, served_ms = (p50(times[name]) * 1000 for name in order)
     added = now_ms - before_ms
-    print(f"\n== 2b. This launcher against {ref[:12]}'s ({2 * rounds} alternating rounds)")
+    print(f"\n== 2b. This sandbox-exec against {ref[:12]}'s ({2 * rounds} alternating rounds)")
     print(
         table(
-            ["launcher", "ms / test"],
+            ["sandbox-exec", "ms / test"],
             [
                 [
                     f"previous, a launch per test ({previous.isolation.describe()}, denylist)",
@@ -373,7 +378,10 @@ def bench_filter_overhead(
                 ],
                 [f"current, a launch per test ({judge.isolation}, allowlist)", f"{now_ms:.2f}"],
                 ["added per test by the filter", f"{added:.2f}"],
-                ["current, served (the judge: one launcher per submission)", f"{served_ms:.2f}"],
+                [
+                    "current, served (the judge: one sandbox-exec per submission)",
+                    f"{served_ms:.2f}",
+                ],
                 ["saved per test by serving", f"{now_ms - served_ms:.2f}"],
             ],
         )
@@ -500,7 +508,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--baseline-ref",
         default=PREVIOUS_FILTER,
-        help="git commit whose launcher is the baseline of part 2b (default: the last "
+        help="git commit whose sandbox-exec is the baseline of part 2b (default: the last "
         "one with the denylist filter)",
     )
     parser.add_argument(

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from repo import PACKAGES, ROOT, nox_sessions
@@ -90,17 +92,27 @@ def test_source_imports_respect_the_dependency_direction() -> None:
             assert not bad, f"{path.relative_to(ROOT)} imports {sorted(bad)}"
 
 
+def _modules_under(src: Path, package: str) -> dict[str, Path]:
+    """Every module of `package` in the source root `src`: dotted name → file."""
+    modules: dict[str, Path] = {}
+    for path in (src / package).rglob("*.py"):
+        parts = list(path.relative_to(src).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        modules[".".join(parts)] = path
+    return modules
+
+
 def _source_modules() -> dict[str, Path]:
     """Every module of the four packages: dotted name → file."""
     modules: dict[str, Path] = {}
     for name, module in PACKAGES.items():
-        src = ROOT / "packages" / name / "src"
-        for path in (src / module).rglob("*.py"):
-            parts = list(path.relative_to(src).with_suffix("").parts)
-            if parts[-1] == "__init__":
-                parts.pop()
-            modules[".".join(parts)] = path
+        modules |= _modules_under(ROOT / "packages" / name / "src", module)
     return modules
+
+
+def _import_graph(modules: dict[str, Path]) -> dict[str, set[str]]:
+    return {name: _module_edges(name, path, modules) for name, path in modules.items()}
 
 
 def _module_edges(name: str, path: Path, modules: dict[str, Path]) -> set[str]:
@@ -162,14 +174,106 @@ def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 
 
 def test_no_import_cycles_between_modules() -> None:
-    modules = _source_modules()
-    graph = {name: _module_edges(name, path, modules) for name, path in modules.items()}
+    graph = _import_graph(_source_modules())
     assert not _cycles(graph), f"import cycles: {_cycles(graph)}"
 
 
 def test_the_cycle_check_finds_a_cycle() -> None:
     graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
     assert _cycles(graph) == [["a", "b", "c"]]
+
+
+def _within(name: str, package: str) -> bool:
+    return name == package or name.startswith(package + ".")
+
+
+@dataclass(frozen=True)
+class Layer:
+    """No module outside `package` imports a module of it (function-level and
+    TYPE_CHECKING imports included), except `entry_points`: importer → the modules of
+    `package` it may import. `importers` narrows the rule to the modules under it."""
+
+    package: str
+    why: str
+    importers: str = ""
+    entry_points: Mapping[str, frozenset[str]] = field(default_factory=dict)
+
+
+# The layers inside the trainer (docs/ARCHITECTURE.md, "Packages").
+LAYERS = (
+    Layer(
+        "codefu_trainer.training",
+        importers="codefu_trainer.reward",
+        why="the reward never imports training: a judge node has no training stack",
+    ),
+    Layer(
+        "codefu_trainer.training.verl_cpu",
+        why="veRL on CPU is reached only through its entry point, from codefu-train's dispatch",
+        entry_points={
+            "codefu_trainer.training.cli": frozenset({"codefu_trainer.training.verl_cpu.run"})
+        },
+    ),
+)
+
+
+def layer_violations(
+    graph: Mapping[str, set[str]], layers: tuple[Layer, ...] = LAYERS
+) -> list[str]:
+    """Each import that crosses a layer the wrong way: "importer → imported (why)"."""
+    found: list[str] = []
+    for layer in layers:
+        for importer, imported in sorted(graph.items()):
+            if _within(importer, layer.package):
+                continue
+            if layer.importers and not _within(importer, layer.importers):
+                continue
+            allowed = layer.entry_points.get(importer, frozenset())
+            for target in sorted(imported):
+                if _within(target, layer.package) and target not in allowed:
+                    found.append(f"{importer} → {target} ({layer.why})")
+    return found
+
+
+def test_the_trainer_layers_hold() -> None:
+    """The reward never imports training; nothing but codefu-train's dispatch imports veRL
+    on CPU, and that only through its entry point."""
+    graph = _import_graph(_source_modules())
+    assert not layer_violations(graph), "\n".join(layer_violations(graph))
+
+
+def test_the_layer_check_finds_a_forbidden_import(tmp_path: Path) -> None:
+    """A module tree with a reward module importing training (in a function, as the moved
+    code did), a training module importing the CPU path, and the CLI importing a CPU module
+    other than the entry point: each is reported; the allowed imports are not."""
+    files = {
+        "codefu_trainer/__init__.py": "",
+        "codefu_trainer/reward/__init__.py": "",
+        "codefu_trainer/reward/metrics.py": (
+            "def f():\n    from codefu_trainer.training.tracking import run_taking_params\n"
+        ),
+        "codefu_trainer/reward/rules.py": "from codefu_trainer.reward import metrics\n",
+        "codefu_trainer/training/__init__.py": "",
+        "codefu_trainer/training/tracking.py": "from codefu_trainer.reward.rules import *\n",
+        "codefu_trainer/training/verl_main.py": (
+            "from codefu_trainer.training.verl_cpu import run as cpu\n"
+        ),
+        "codefu_trainer/training/cli.py": (
+            "from codefu_trainer.training.verl_cpu import run\n"
+            "import codefu_trainer.training.verl_cpu.patches\n"
+        ),
+        "codefu_trainer/training/verl_cpu/__init__.py": "",
+        "codefu_trainer/training/verl_cpu/run.py": "from . import patches\n",
+        "codefu_trainer/training/verl_cpu/patches.py": "",
+    }
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    graph = _import_graph(_modules_under(tmp_path, "codefu_trainer"))
+    assert [v.split(" (")[0] for v in layer_violations(graph)] == [
+        "codefu_trainer.reward.metrics → codefu_trainer.training.tracking",
+        "codefu_trainer.training.cli → codefu_trainer.training.verl_cpu.patches",
+        "codefu_trainer.training.verl_main → codefu_trainer.training.verl_cpu.run",
+    ]
 
 
 def test_nox_lists_the_sessions_users_rely_on() -> None:

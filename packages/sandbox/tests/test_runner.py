@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import threading
@@ -13,11 +14,12 @@ import pytest
 from codefu_sandbox import CheckerConfig, Judge, Limits, Submission, TestCase, Verdict
 from codefu_sandbox.judge import cgroup_cap
 from codefu_sandbox.runner import (
+    UIDS_PER_PROCESS,
     Isolation,
     RunLimits,
-    UidPool,
+    UidWindow,
     cgroup2_mounts,
-    parse_launcher_line,
+    parse_sandbox_exec_line,
 )
 
 needs_gpp = pytest.mark.skipif(shutil.which("g++") is None, reason="g++ is not installed")
@@ -26,15 +28,17 @@ ECHO = (
 )
 
 
-def test_parse_launcher_line() -> None:
-    run = parse_launcher_line("ok 0 0 1500 500 2048 3000 0", "", time.monotonic())
+def test_parse_sandbox_exec_line() -> None:
+    run = parse_sandbox_exec_line("ok 0 0 1500 500 2048 3000 0", "", time.monotonic())
     assert (run.exit_code, run.signal, run.killed, run.error) == (0, None, None, None)
     assert run.cpu_seconds == pytest.approx(0.002) and run.peak_memory_bytes == 2048 * 1024
-    killed = parse_launcher_line("ok -1 9 1000000 0 100 1100000 2", "", time.monotonic())
+    killed = parse_sandbox_exec_line("ok -1 9 1000000 0 100 1100000 2", "", time.monotonic())
     assert (killed.exit_code, killed.signal, killed.killed) == (None, 9, "wall")
-    broken = parse_launcher_line("error setresuid: Operation not permitted", "", time.monotonic())
+    broken = parse_sandbox_exec_line(
+        "error setresuid: Operation not permitted", "", time.monotonic()
+    )
     assert broken.error is not None and "setresuid" in broken.error
-    assert parse_launcher_line("", "usage: …", time.monotonic()).error is not None
+    assert parse_sandbox_exec_line("", "usage: …", time.monotonic()).error is not None
 
 
 def test_isolation_description() -> None:
@@ -49,16 +53,24 @@ def test_isolation_description() -> None:
     )
 
 
-def test_uid_pool_gives_distinct_uids_to_concurrent_users() -> None:
-    pool = UidPool(200_000)
-    with pool.take() as a, pool.take() as b:
+def test_uid_window_gives_distinct_uids_to_concurrent_users() -> None:
+    window = UidWindow(200_000)
+    with window.take() as a, window.take() as b:
         assert a != b
-    with pool.take() as c:
+    with window.take() as c:
         assert c in (a, b)
 
 
+def test_uid_window_shares_uids_past_its_size() -> None:
+    window = UidWindow(200_000)
+    with contextlib.ExitStack() as stack:
+        uids = [stack.enter_context(window.take()) for _ in range(UIDS_PER_PROCESS + 1)]
+    assert len(set(uids)) == UIDS_PER_PROCESS and uids[-1] == uids[0]
+    assert all(window.base <= u < window.base + UIDS_PER_PROCESS for u in uids)
+
+
 @needs_gpp
-def test_launcher_failure_is_internal_error(judge: Judge, tmp_path: Path) -> None:
+def test_sandbox_exec_failure_is_internal_error(judge: Judge, tmp_path: Path) -> None:
     report = judge.judge(ECHO, [TestCase("a", "a")], Limits(1.0, 256 << 20))
     assert report.verdict is Verdict.AC
     work = tmp_path / "w"
@@ -217,9 +229,10 @@ def test_a_memory_limit_hit_counts_for_its_own_test_only(judge: Judge) -> None:
     ]
     assert report.verdict is Verdict.MLE and report.passed == 4
     if judge.runner.cgroups is not None:
-        # The tests run as children of one launcher that joined the cgroup: they are born
-        # in it, so the kernel stops the hog at the cgroup's limit, short of its 400 MB (its
-        # peak RSS also counts mapped file pages the cgroup does not charge: a small margin).
+        # The tests run as children of one sandbox-exec process that joined the cgroup: they
+        # are born in it, so the kernel stops the hog at the cgroup's limit, short of its
+        # 400 MB (its peak RSS also counts mapped file pages the cgroup does not charge: a
+        # small margin).
         hogs = [t for t in report.tests if t.verdict is Verdict.MLE]
         assert all(t.peak_memory_bytes <= cgroup_cap(256 << 20) + (16 << 20) for t in hogs)
 
@@ -246,7 +259,7 @@ def test_a_served_run_matches_a_single_launch_and_a_dead_server_is_an_error(
         gone = server.run(cwd=tmp_path, writable_cwd=False, **files)
     assert [o.exit_code for o in served] == [single.exit_code] * 2 == [0, 0]
     assert all(o.error is None and o.killed is None for o in served)
-    assert gone.error is not None and "launcher" in gone.error
+    assert gone.error is not None and "sandbox-exec" in gone.error
 
 
 @needs_gpp
@@ -268,12 +281,12 @@ def test_output_page_cache_near_the_memory_limit_is_not_mle(judge: Judge) -> Non
     assert report.tests[0].peak_memory_bytes < 64 << 20
 
 
-def test_launcher_option_probe(judge: Judge) -> None:
+def test_sandbox_exec_option_probe(judge: Judge) -> None:
     """The probe that decides `+ipcns` tells a working option from one that fails here."""
-    assert judge.runner._launcher_accepts("--wall", "5")
-    assert not judge.runner._launcher_accepts("--cwd", "/nonexistent/codefu-probe")
+    assert judge.runner._sandbox_exec_accepts("--wall", "5")
+    assert not judge.runner._sandbox_exec_accepts("--cwd", "/nonexistent/codefu-probe")
     if os.geteuid() == 0:
-        assert judge.runner.isolation.ipcns == judge.runner._launcher_accepts("--ipcns", "1")
+        assert judge.runner.isolation.ipcns == judge.runner._sandbox_exec_accepts("--ipcns", "1")
 
 
 def test_cgroup2_mounts_are_read_from_the_mount_table(tmp_path: Path) -> None:

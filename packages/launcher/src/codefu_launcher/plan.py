@@ -18,6 +18,8 @@ DEFAULT_RESOURCE_CONFIG = "/opt/ml/input/config/resourceconfig.json"
 HOMOGENEOUS_GROUP = "homogeneousCluster"
 DEFAULT_RAY_PORT = 6379
 DEFAULT_DASHBOARD_PORT = 8265
+# The Ray resource of CPU-only hosts (one unit per CPU): the one name of judge hosts. The
+# trainer's reward schedules its judge workers on it (codefu_trainer.reward.config reads it).
 JUDGE_RESOURCE = "judge"
 GROUP_RESOURCE_PREFIX = "instance_group:"
 

@@ -1,11 +1,11 @@
 """Run one process under limits and confinement; nothing about verdicts or checkers.
 
-Every run goes through `codefu-launch`, a small C program (launcher.c) built once per
+Every run goes through `codefu-sandbox-exec`, a small C program (sandbox_exec.c) built once per
 machine into the cache directory. Python spawns it without `preexec_fn` (safe in
 threaded processes such as Ray workers); it forks, the child drops privileges, applies
-rlimits, Landlock and a seccomp filter, and execs the target; the launcher kills the
+rlimits, Landlock and a seccomp filter, and execs the target; sandbox-exec kills the
 child at the CPU or wall deadline and reports exit status, CPU time and peak RSS
-(the child's own: the launcher that forked it is a ~1 MB static binary).
+(the child's own: the sandbox-exec process that forked it is a ~1 MB static binary).
 """
 
 from __future__ import annotations
@@ -33,12 +33,13 @@ from typing import Any
 
 from codefu_sandbox.verdicts import RunOutcome
 
-LAUNCHER_NAME = "codefu-launch"
+SANDBOX_EXEC_NAME = "codefu-sandbox-exec"
 # System trees a dynamically linked program (and g++) may read and execute.
 SYSTEM_READ_PATHS = ("/usr", "/lib", "/lib64", "/lib32", "/bin", "/etc/ld.so.cache")
 DEFAULT_UID_BASE = 200_000  # sandbox uids: base + per-process slot, no passwd entry needed
 UID_SLOTS = 4096
-# The launcher's --seccomp number for each profile of `Runner.run`.
+UIDS_PER_PROCESS = 64  # a process's window of sandbox uids (UidWindow)
+# sandbox-exec's --seccomp number for each profile of `Runner.run`.
 SECCOMP_PROFILES = {"run": "1", "compile": "2", "checker": "3"}
 
 
@@ -48,7 +49,7 @@ class SandboxError(RuntimeError):
 
 @dataclass(frozen=True)
 class RunLimits:
-    cpu_seconds: float | None  # the launcher kills past this much CPU time
+    cpu_seconds: float | None  # sandbox-exec kills past this much CPU time
     wall_seconds: float  # wall-clock backstop, not counting time spent waiting for a CPU
     address_space: int | None  # RLIMIT_AS bytes; None = unlimited
     file_size: int  # RLIMIT_FSIZE bytes: caps stdout, stderr and any file written
@@ -153,7 +154,7 @@ class MemoryCgroups:
     """Memory cgroups (v1 memory controller or v2) for runs, when root can create them.
 
     A group is a child cgroup `<parent>/codefu/<pid>-<n>` (unique across threads and
-    processes) whose limit is the memory cap; the launcher's child joins it before
+    processes) whose limit is the memory cap; sandbox-exec's child joins it before
     dropping privileges. A run's growth of the group's OOM-kill count says whether it hit
     the cap. A judged submission reuses one group for all its tests, one run at a time
     (creating and removing a group costs ~0.25 ms of Python per run). Cgroups left behind
@@ -241,7 +242,7 @@ class MemoryCgroups:
 
     @staticmethod
     def _remove(path: Path) -> None:
-        # The launcher reaps its child before returning, so the cgroup is empty; a killed
+        # Sandbox-exec reaps its child before returning, so the cgroup is empty; a killed
         # task may take a moment to leave it. What still fails is removed as stale later.
         for delay in (0.0, 0.001, 0.01, 0.1):
             time.sleep(delay)
@@ -260,18 +261,18 @@ def _c_compiler() -> str:
         if found:
             return found
     raise SandboxError(
-        "No C compiler found to build the sandbox launcher: install g++ "
+        "No C compiler found to build sandbox-exec: install g++ "
         "(Debian/Ubuntu: apt-get install g++)."
     )
 
 
-def build_launcher(cache_dir: Path) -> Path:
-    """The launcher binary for this source and compiler, built once (atomic, file-locked)."""
-    source = resources.files("codefu_sandbox").joinpath("launcher.c").read_bytes()
+def build_sandbox_exec(cache_dir: Path) -> Path:
+    """The sandbox-exec binary for this source and compiler, built once (atomic, file-locked)."""
+    source = resources.files("codefu_sandbox").joinpath("sandbox_exec.c").read_bytes()
     cc = _c_compiler()
     key = hashlib.sha256(source + cc.encode() + platform.machine().encode()).hexdigest()[:16]
-    directory = cache_dir / "launcher"
-    target = directory / f"{LAUNCHER_NAME}-{key}"
+    directory = cache_dir / "sandbox_exec"
+    target = directory / f"{SANDBOX_EXEC_NAME}-{key}"
     if target.exists():
         return target
     directory.mkdir(parents=True, exist_ok=True)
@@ -280,9 +281,9 @@ def build_launcher(cache_dir: Path) -> Path:
         if target.exists():
             return target
         with tempfile.TemporaryDirectory(dir=directory) as tmp:
-            src = Path(tmp) / "launcher.c"
+            src = Path(tmp) / "sandbox_exec.c"
             src.write_bytes(source)
-            out = Path(tmp) / LAUNCHER_NAME
+            out = Path(tmp) / SANDBOX_EXEC_NAME
             errors = ""
             for static in (["-static"], []):  # static starts faster; not every host has libc.a
                 done = subprocess.run(
@@ -295,21 +296,21 @@ def build_launcher(cache_dir: Path) -> Path:
                     break
                 errors = done.stderr
             else:
-                raise SandboxError(
-                    f"Building the sandbox launcher with {cc} failed:\n{errors[-2000:]}"
-                )
+                raise SandboxError(f"Building sandbox-exec with {cc} failed:\n{errors[-2000:]}")
             out.chmod(0o755)
             out.replace(target)
     return target
 
 
-class UidPool:
-    """Distinct sandbox uids for concurrent runs, so NPROC and files never cross between them."""
+class UidWindow:
+    """This process's window of UIDS_PER_PROCESS sandbox uids (placed by its pid among
+    UID_SLOTS), handed to runs: up to UIDS_PER_PROCESS concurrent runs get distinct uids, so
+    NPROC and files never cross between them; more runs at once share uids, round robin."""
 
     def __init__(self, base: int) -> None:
         self._free: list[int] = []
         self._next = 0
-        self.base = base + (os.getpid() * 64) % UID_SLOTS
+        self.base = base + (os.getpid() * UIDS_PER_PROCESS) % UID_SLOTS
         self._lock = threading.Lock()
 
     @contextlib.contextmanager
@@ -321,7 +322,7 @@ class UidPool:
                 slot = self._next
                 self._next += 1
         try:
-            yield self.base + slot % 64
+            yield self.base + slot % UIDS_PER_PROCESS
         finally:
             with self._lock:
                 self._free.append(slot)
@@ -339,8 +340,8 @@ class Runner:
             probe_isolation(want_netns=netns),
             cgroup=self.cgroups.version if self.cgroups else "",
         )
-        self.launcher = build_launcher(cache_dir)
-        if self.isolation.ipcns and not self._launcher_accepts("--ipcns", "1"):
+        self.sandbox_exec = build_sandbox_exec(cache_dir)
+        if self.isolation.ipcns and not self._sandbox_exec_accepts("--ipcns", "1"):
             # Root without CAP_SYS_ADMIN (a default container): the allowlist still refuses
             # every IPC call, so runs go on in the host's IPC namespace.
             self.isolation = dataclasses.replace(self.isolation, ipcns=False)
@@ -349,16 +350,16 @@ class Runner:
             if uid_base is not None
             else int(os.environ.get("CODEFU_SANDBOX_UID_BASE", DEFAULT_UID_BASE))
         )
-        self.uids = UidPool(base)
+        self.uids = UidWindow(base)
         self.scratch = cache_dir / "tmp"
         self.scratch.mkdir(parents=True, exist_ok=True)
         self.scratch.chmod(0o700)
 
-    def _launcher_accepts(self, *options: str) -> bool:
-        """Whether the launcher can apply these options here (it runs itself, which
+    def _sandbox_exec_accepts(self, *options: str) -> bool:
+        """Whether sandbox-exec can apply these options here (it runs itself, which
         exits with its usage message, under them)."""
         done = subprocess.run(
-            [str(self.launcher), "--wall", "10", *options, "--", str(self.launcher)],
+            [str(self.sandbox_exec), "--wall", "10", *options, "--", str(self.sandbox_exec)],
             capture_output=True,
             text=True,
             check=False,
@@ -401,7 +402,7 @@ class Runner:
         one exec, threads only, signals to itself only).
         With `writable_cwd`, `cwd` becomes owned by the sandbox uid and writable; without,
         the program can read it but create nothing (no disk filling). stdin/stdout/stderr
-        are opened by the launcher before it drops privileges, so they may sit in
+        are opened by sandbox-exec before it drops privileges, so they may sit in
         directories the sandbox cannot read. With `limits.cgroup_memory`, the run happens
         in `group` (from `memory_group`) when its limit matches, else in a fresh cgroup.
         """
@@ -482,7 +483,7 @@ class Runner:
         env: dict[str, str] | None,
         uid: int | None,
     ) -> list[str]:
-        """Launcher options that do not depend on the run's directory and files."""
+        """sandbox-exec options that do not depend on the run's directory and files."""
         iso = self.isolation
         cmd: list[str] = []
         if cgroup is not None:
@@ -530,7 +531,7 @@ class Runner:
         uid: int | None,
         writable_cwd: bool,
     ) -> list[str]:
-        """Launcher options for the run's directory and files (chowns a writable cwd)."""
+        """sandbox-exec options for the run's directory and files (chowns a writable cwd)."""
         cmd: list[str] = []
         if self.isolation.drop_uid and uid is not None and writable_cwd:
             os.chown(cwd, uid, uid)
@@ -560,7 +561,7 @@ class Runner:
         writable_cwd: bool = True,
     ) -> RunOutcome:
         cmd = [
-            str(self.launcher),
+            str(self.sandbox_exec),
             *self._job_args(
                 limits=limits,
                 cgroup=cgroup,
@@ -584,8 +585,8 @@ class Runner:
         ]
         guard = (limits.hard_wall_seconds or limits.wall_seconds) + 30
         started = time.monotonic()
-        # The launcher enforces the deadlines itself; the extra 30 s only guards against a
-        # launcher bug. Reading the pipe then a blocking wait() avoids subprocess.run's
+        # Sandbox-exec enforces the deadlines itself; the extra 30 s only guards against a
+        # sandbox-exec bug. Reading the pipe then a blocking wait() avoids subprocess.run's
         # polling sleep loop (up to milliseconds per test).
         try:
             proc = subprocess.Popen(
@@ -596,7 +597,7 @@ class Runner:
                 close_fds=True,
             )
         except OSError as exc:
-            return _failed(f"cannot start the sandbox launcher: {exc}", started)
+            return _failed(f"cannot start sandbox-exec: {exc}", started)
         assert proc.stdout is not None
         with proc.stdout:
             poller = select.poll()  # not select(): Ray workers may hold fds above 1024
@@ -605,13 +606,13 @@ class Runner:
                 proc.kill()
                 proc.wait()
                 return _failed(
-                    f"launcher did not return within {guard:.0f} s",
+                    f"sandbox-exec did not return within {guard:.0f} s",
                     started,
                 )
             text = proc.stdout.read().decode(errors="replace")
         proc.wait()
         lines = text.strip().splitlines()
-        return parse_launcher_line(lines[-1] if lines else "", text, started)
+        return parse_sandbox_exec_line(lines[-1] if lines else "", text, started)
 
     @contextlib.contextmanager
     def serve(
@@ -622,11 +623,12 @@ class Runner:
         uid: int | None,
         group: MemoryGroup | None,
     ) -> Iterator[RunServer]:
-        """One launcher (`--serve`) for a series of runs of the same solution under the same
-        limits, one at a time (a submission's tests): each run is confined exactly as by
-        `run` with profile "run", without starting a launcher per run. With `group` (from
-        `memory_group`, its limit `limits.cgroup_memory`) the server joins that cgroup once
-        and its children are born in it; without, `limits.address_space` caps memory."""
+        """One sandbox-exec process (`--serve`) for a series of runs of the same solution
+        under the same limits, one at a time (a submission's tests): each run is confined
+        exactly as by `run` with profile "run", without starting a sandbox-exec process per
+        run. With `group` (from `memory_group`, its limit `limits.cgroup_memory`) the server
+        joins that cgroup once and its children are born in it; without,
+        `limits.address_space` caps memory."""
         use_group = (
             self.cgroups is not None
             and group is not None
@@ -635,7 +637,7 @@ class Runner:
         )
         job_limits = dataclasses.replace(limits, address_space=None) if use_group else limits
         cmd = [
-            str(self.launcher),
+            str(self.sandbox_exec),
             "--serve",
             "1",
             *self._job_args(
@@ -672,7 +674,7 @@ class Runner:
 
 
 class RunServer:
-    """A launcher started by `Runner.serve`; `run` runs the program once more."""
+    """A sandbox-exec process started by `Runner.serve`; `run` runs the program once more."""
 
     def __init__(
         self,
@@ -713,15 +715,15 @@ class RunServer:
             proc.stdin.write(("\t".join(args) + "\n").encode())
             proc.stdin.flush()
         except OSError as exc:
-            return _failed(f"the sandbox launcher is gone: {exc}", started)
+            return _failed(f"sandbox-exec is gone: {exc}", started)
         if not self._poller.poll(self._guard * 1000):
             proc.kill()
-            return _failed(f"launcher did not return within {self._guard:.0f} s", started)
+            return _failed(f"sandbox-exec did not return within {self._guard:.0f} s", started)
         line = proc.stdout.readline().decode(errors="replace")
         if not line:
             proc.wait()
-            return _failed(f"the sandbox launcher exited (status {proc.returncode})", started)
-        outcome = parse_launcher_line(line.strip(), line, started)
+            return _failed(f"sandbox-exec exited (status {proc.returncode})", started)
+        outcome = parse_sandbox_exec_line(line.strip(), line, started)
         if self._group is not None:
             outcome = self._runner._check_group(outcome, self._group)
         return outcome
@@ -744,12 +746,12 @@ def _failed(message: str, started: float) -> RunOutcome:
     return RunOutcome(None, None, 0.0, time.monotonic() - started, 0, error=message)
 
 
-def parse_launcher_line(line: str, stderr: str, started: float) -> RunOutcome:
-    """Turn the launcher's result line into a RunOutcome (an error outcome if malformed)."""
+def parse_sandbox_exec_line(line: str, stderr: str, started: float) -> RunOutcome:
+    """Turn sandbox-exec's result line into a RunOutcome (an error outcome if malformed)."""
     parts = line.split()
     if not parts or parts[0] != "ok" or len(parts) != 8:
         detail = line.removeprefix("error ").strip() or stderr.strip() or "no result line"
-        return _failed(f"sandbox launcher: {detail[:500]}", started)
+        return _failed(f"sandbox-exec: {detail[:500]}", started)
     exit_code, sig, utime, stime, maxrss, wall, killed = (int(p) for p in parts[1:])
     return RunOutcome(
         exit_code=exit_code if exit_code >= 0 else None,

@@ -119,14 +119,14 @@ def test_threads_atomics_random_chrono_async_exceptions_are_accepted(judge: Judg
 
 
 HERE = Path(__file__).resolve().parent
-LAUNCHER_C = HERE.parents[1] / "src" / "codefu_sandbox" / "launcher.c"
+SANDBOX_EXEC_C = HERE.parents[1] / "src" / "codefu_sandbox" / "sandbox_exec.c"
 BENCH_SOLUTIONS = HERE.parents[3] / "benchmarks" / "solutions"
 
 
 def allowlisted_calls() -> set[str]:
     """Every call the solution filter lets through (allowed, checked or answered with an
-    errno), read from launcher.c: the checks in `run_filter` and the `RUN_ALLOW` list."""
-    text = LAUNCHER_C.read_text()
+    errno), read from sandbox_exec.c: the checks in `run_filter` and the `RUN_ALLOW` list."""
+    text = SANDBOX_EXEC_C.read_text()
     checks = text[text.index("struct sock_filter run_filter[]") :]
     checks = checks[: checks.index("struct sock_filter compile_filter[]")]
     listed = text[text.index("#define RUN_ALLOW") : text.index("#define COMPILE_DENY")]
@@ -237,7 +237,7 @@ int main(int argc, char **argv) {
 def _launch(judge: Judge, tmp_path: Path, *args: str) -> str:
     out = tmp_path / "out.txt"
     line = subprocess.run(
-        [str(judge.runner.launcher), "--wall", "10", "--stdout", str(out), *args],
+        [str(judge.runner.sandbox_exec), "--wall", "10", "--stdout", str(out), *args],
         capture_output=True,
         text=True,
         check=True,
@@ -296,26 +296,26 @@ def _children_of(pid: int) -> list[int]:
     return found
 
 
-def test_the_program_dies_with_the_launcher(judge: Judge, tmp_path: Path) -> None:
-    launcher = subprocess.Popen(
-        [str(judge.runner.launcher), "--wall", "60", "--", "/bin/sleep", "60"],
+def test_the_program_dies_with_sandbox_exec(judge: Judge, tmp_path: Path) -> None:
+    supervisor = subprocess.Popen(
+        [str(judge.runner.sandbox_exec), "--wall", "60", "--", "/bin/sleep", "60"],
         stdout=subprocess.DEVNULL,
     )
     try:
         deadline = time.monotonic() + 10
-        while not (children := _children_of(launcher.pid)) and time.monotonic() < deadline:
+        while not (children := _children_of(supervisor.pid)) and time.monotonic() < deadline:
             time.sleep(0.01)
-        assert children, "the launcher started no child"
-        launcher.send_signal(signal.SIGKILL)
-        launcher.wait()
+        assert children, "sandbox-exec started no child"
+        supervisor.send_signal(signal.SIGKILL)
+        supervisor.wait()
         deadline = time.monotonic() + 10
         while any(Path(f"/proc/{c}").exists() for c in children) and time.monotonic() < deadline:
             time.sleep(0.01)
         alive = [c for c in children if Path(f"/proc/{c}").exists()]
-        assert not alive, f"orphaned program(s) {alive} outlived the launcher"
+        assert not alive, f"orphaned program(s) {alive} outlived sandbox-exec"
     finally:
-        launcher.kill()
-        launcher.wait()
+        supervisor.kill()
+        supervisor.wait()
 
 
 def _cgroup_v2_skip_reason() -> str:

@@ -20,7 +20,7 @@ from codefu_trainer.training.curriculum import (
     ProblemStats,
     choose,
     estimate,
-    problem_key,
+    tier_problem_key,
 )
 
 PROBLEMS = {
@@ -34,7 +34,7 @@ CFG = CurriculumConfig(retire_after=8, min_steps=2, window=2, promote_at=0.6)
 @st.composite
 def states(draw: st.DrawFn) -> CurriculumState:
     tier = draw(st.integers(0, 2))
-    keys = [problem_key(t, n) for t, names in PROBLEMS.items() for n in names]
+    keys = [tier_problem_key(t, n) for t, names in PROBLEMS.items() for n in names]
     problems = {}
     for key in draw(st.lists(st.sampled_from(keys), unique=True)):
         problems[key] = ProblemStats(
@@ -72,7 +72,7 @@ def test_a_choice_is_in_the_current_tier_and_informative_when_one_is(
     key = choose(state, CFG, PROBLEMS)
 
     def not_retired(tiers: list[str]) -> list[str]:
-        keys = [problem_key(t, n) for t in tiers for n in PROBLEMS[t]]
+        keys = [tier_problem_key(t, n) for t in tiers for n in PROBLEMS[t]]
         return [k for k in keys if (s := state.problems.get(k)) is None or s.retired is None]
 
     active = not_retired([tier]) or not_retired(list(CFG.tiers[: state.tier]))
@@ -102,7 +102,7 @@ def test_another_draw_count_or_seed_can_give_another_problem(
 
 def test_problems_always_or_never_solved_retire_and_are_not_drawn_again() -> None:
     cur = Curriculum(CurriculumConfig(retire_after=8, promote_at=1.01), PROBLEMS)
-    solved, unsolvable = problem_key("easy", "e0"), problem_key("easy", "e1")
+    solved, unsolvable = tier_problem_key("easy", "e0"), tier_problem_key("easy", "e1")
     retired = {SOLVED: 0, UNSOLVABLE: 0}
     for _ in range(6):
         report = cur.observe({solved: [1.0] * 8, unsolvable: [0.0] * 8})
@@ -114,12 +114,12 @@ def test_problems_always_or_never_solved_retire_and_are_not_drawn_again() -> Non
     assert report.retired_solved_total == 1 and report.retired_unsolvable_total == 1
     drawn = {cur.draw() for _ in range(200)}
     assert solved not in drawn and unsolvable not in drawn
-    assert drawn == {problem_key("easy", f"e{i}") for i in range(2, 6)}
+    assert drawn == {tier_problem_key("easy", f"e{i}") for i in range(2, 6)}
 
 
 def test_a_partly_solved_problem_stays_informative() -> None:
     cur = Curriculum(CurriculumConfig(retire_after=8), PROBLEMS)
-    key = problem_key("easy", "e2")
+    key = tier_problem_key("easy", "e2")
     for _ in range(10):
         cur.observe({key: [1.0, 0.0, 1.0, 0.0, 0.0, 1.0, 0.0, 1.0]})
     assert cur.state.problems[key].retired is None
@@ -128,8 +128,8 @@ def test_a_partly_solved_problem_stays_informative() -> None:
 
 def test_promotion_when_the_tiers_pass_rate_passes_the_threshold() -> None:
     cur = Curriculum(CFG, PROBLEMS)
-    low = {problem_key("easy", "e0"): [1.0, 0.0, 0.0, 0.0]}
-    high = {problem_key("easy", "e1"): [1.0, 1.0, 1.0, 0.0]}
+    low = {tier_problem_key("easy", "e0"): [1.0, 0.0, 0.0, 0.0]}
+    high = {tier_problem_key("easy", "e1"): [1.0, 1.0, 1.0, 0.0]}
     assert cur.observe(low).promoted_to is None
     assert cur.observe(high).promoted_to is None  # window (0.25 + 0.75) / 2 = 0.5 < 0.6
     report = cur.observe(high)  # window 0.75 >= 0.6 after 3 >= min_steps 2

@@ -192,15 +192,15 @@ def test_cpu_verl_writes_every_tier_of_the_curriculum(tmp_path: Path) -> None:
     from codefu_data.config import DataConfig
     from codefu_data.prepare import prepare
     from codefu_trainer.training.base_model import select_problems
-    from codefu_trainer.training.compose import compose_run
     from codefu_trainer.training.config import ModelKind
     from codefu_trainer.training.curriculum_verl import tier_files
     from codefu_trainer.training.prompt_rows import load_prompts
     from codefu_trainer.training.verl_cpu.config import prepare_inputs
+    from codefu_trainer.training.verl_cpu.run import compose
 
     data = prepare(DataConfig(source="sample", out_dir=str(tmp_path / "data")), progress=False)
     run_dir = tmp_path / "run"
-    run = compose_run(
+    run = compose(
         CONF,
         ["cluster=cpu_verl", "curriculum=tiers", f"data.out_dir={data.out_dir}",
          f"run.dir={run_dir}"],

@@ -104,7 +104,8 @@ def test_each_host_holds_only_its_own_ranks_shards(saved: dict) -> None:
 def test_verl_merger_on_the_heads_directory_fails_for_the_other_hosts_shard(
     saved: dict, tmp_path: Path
 ) -> None:
-    # What verl_main.export_hf_model ran on a two-instance job.
+    # What the final export ran on a two-instance job before export.py: veRL's merger on
+    # the head's checkpoint directory alone.
     head = Path(saved["spec"]["hosts"][0]) / "checkpoints" / STEP1
     done = subprocess.run(
         [sys.executable, "-m", "verl.model_merger", "merge", "--backend", "fsdp",

@@ -114,9 +114,9 @@ def test_a_resume_with_a_changed_config_keeps_logging_to_mlflow(
     import mlflow
     from verl.utils.tracking import Tracking
 
-    from codefu_trainer.reward.verl_metrics import _mlflow_run_for_this_config
     from codefu_trainer.training.report import read_mlflow_run
     from codefu_trainer.training.tracking import CONTINUES_TAG
+    from codefu_trainer.training.verl_trainer import mlflow_run_for_this_config
 
     uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
 
@@ -127,7 +127,7 @@ def test_a_resume_with_a_changed_config_keeps_logging_to_mlflow(
         continue_mlflow_run(verl)
         monkeypatch.setenv("MLFLOW_TRACKING_URI", uri)
         monkeypatch.setenv(RUN_ID_ENV, verl.ray_kwargs.ray_init.runtime_env.env_vars[RUN_ID_ENV])
-        _mlflow_run_for_this_config(verl)  # what CodeFuJudgeTrainer.fit does first
+        mlflow_run_for_this_config(verl)  # what CodeFuJudgeTrainer.fit does first
         run_id = os.environ[RUN_ID_ENV]
         monkeypatch.setattr("time.sleep", lambda _: None)  # veRL retries MLflow 3 times
         tracking = Tracking(

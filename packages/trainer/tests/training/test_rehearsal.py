@@ -135,7 +135,7 @@ def test_judge_reward_scores_through_the_shared_reward_service(prepared_data: Pa
 
     row = pq.read_table(prepared_data / "easy" / "train.parquet").to_pylist()[1]
     truth = json.dumps(row["reward_model"]["ground_truth"])
-    from codefu_trainer.training.rehearsal import ray_temp_dir_outside_venv
+    from codefu_trainer.training.local_ray import ray_temp_dir_outside_venv
 
     ray_temp_dir_outside_venv()  # under nox, TMPDIR lies inside the session's virtualenv
     ray.init(address="local", num_cpus=2, include_dashboard=False)
@@ -199,7 +199,7 @@ def test_the_judge_reward_moves_the_policy_to_accepted_programs(
 
 
 def test_ray_temp_dir_moves_out_of_the_virtualenv(tmp_path: Path) -> None:
-    from codefu_trainer.training.rehearsal import ray_temp_dir_outside_venv
+    from codefu_trainer.training.local_ray import ray_temp_dir_outside_venv
 
     venv = tmp_path / "venv"
     env = {"VIRTUAL_ENV": str(venv), "TMPDIR": str(venv / "tmp")}

@@ -24,7 +24,13 @@ def test_the_required_cluster_options_exist() -> None:
 
 @pytest.mark.parametrize("cluster", CLUSTERS)
 def test_every_cluster_composes_and_passes_verl_validation(cluster: str, tmp_path: Path) -> None:
-    run = compose_run(CONF, [f"cluster={cluster}", f"run.dir={tmp_path}"], gpus_detected=8)
+    overrides = [f"cluster={cluster}", f"run.dir={tmp_path}"]
+    if cluster == "cpu_verl":  # composed by the CPU path's entry point, with its settings
+        from codefu_trainer.training.verl_cpu import run as cpu
+
+        run = cpu.compose(CONF, overrides, gpus_detected=8)
+    else:
+        run = compose_run(CONF, overrides, gpus_detected=8)
     assert run.verl is not None
     # veRL's own checks (validate_config, rollout/algorithm dataclasses, reward import),
     # also for cpu where codefu-train skips them (the rehearsal has no GPUs to plan).
@@ -40,6 +46,17 @@ def test_every_cluster_composes_and_passes_verl_validation(cluster: str, tmp_pat
         train = Path("data/processed").resolve() / "easy" / "train.parquet"
         assert v.data.train_files == [str(train)]
     assert v.trainer.default_local_dir == str(tmp_path / "checkpoints")
+
+
+def test_cpu_verl_is_composed_only_with_the_cpu_settings(tmp_path: Path) -> None:
+    """veRL on CPU needs its own settings (hf_cpu rollout, CPU platform): composing it
+    without them names the CPU path's entry point; its settings compose no other cluster."""
+    from codefu_trainer.training.verl_cpu import run as cpu
+
+    with pytest.raises(ConfigError, match=r"verl_cpu\.run\.compose"):
+        compose_run(CONF, ["cluster=cpu_verl", f"run.dir={tmp_path}"])
+    with pytest.raises(ConfigError, match="cannot compose cluster=local"):
+        cpu.compose(CONF, ["cluster=local", f"run.dir={tmp_path}"], gpus_detected=8)
 
 
 def test_codefu_grpo_defaults(tmp_path: Path) -> None:
@@ -86,6 +103,21 @@ def test_the_reward_judges_under_the_data_time_limit_scale() -> None:
         compose_run(CONF, ["reward.time_limit_scale=3"], with_verl=False)
     with pytest.raises(ConfigError, match=r"time_limit_scale must be > 0"):
         compose_run(CONF, ["data.time_limit_scale=0"], with_verl=False)
+
+
+def test_the_judge_resource_is_the_launchers(tmp_path: Path) -> None:
+    """One name for judge hosts: the launcher's; the reward's default and a cluster with
+    judge hosts use it, even where reward.worker.resource named another."""
+    from codefu_launcher.plan import JUDGE_RESOURCE
+    from codefu_trainer.reward.config import RewardConfig
+
+    assert RewardConfig().worker.resource == JUDGE_RESOURCE
+    hetero = ["cluster=sagemaker_hetero", "reward.worker.resource=elsewhere"]
+    assert compose_run(CONF, hetero, with_verl=False).cfg.reward.worker.resource == JUDGE_RESOURCE
+    local = ["cluster=local", "reward.worker.resource=elsewhere"]
+    assert compose_run(CONF, local, with_verl=False).cfg.reward.worker.resource == "elsewhere"
+    with pytest.raises(ConfigError, match="judge_resource"):
+        compose_run(CONF, ["cluster=local", "cluster.judge_resource=judge"], with_verl=False)
 
 
 def test_instance_types_of_the_reference_clusters() -> None:

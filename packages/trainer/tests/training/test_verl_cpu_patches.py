@@ -212,12 +212,12 @@ def test_server_answers_every_request_from_each_event_loop_during_weight_updates
 
 
 def test_cluster_cpu_verl_composes_veRL_for_the_cpu(tmp_path) -> None:  # type: ignore[no-untyped-def]
-    from codefu_trainer.training.compose import compose_run
     from codefu_trainer.training.verl_cpu.hook import HOOK
+    from codefu_trainer.training.verl_cpu.run import compose
 
     from ..conftest import CONF
 
-    run = compose_run(
+    run = compose(
         CONF, ["cluster=cpu_verl", f"run.dir={tmp_path / 'run'}", "rehearsal.steps=5"]
     )  # veRL's own validation runs here too
     verl = run.verl

@@ -13,14 +13,6 @@ from codefu_trainer.training.cli import compose_run
 from ..conftest import CONF
 
 
-def test_latest_actor_checkpoint_follows_verls_tracker_file(tmp_path: Path) -> None:
-    assert verl_main.latest_actor_checkpoint(tmp_path) is None
-    for step in (16, 32):
-        (tmp_path / f"global_step_{step}" / "actor").mkdir(parents=True)
-    (tmp_path / "latest_checkpointed_iteration.txt").write_text("32")
-    assert verl_main.latest_actor_checkpoint(tmp_path) == tmp_path / "global_step_32" / "actor"
-
-
 @pytest.mark.skipif(importlib.util.find_spec("vllm") is not None, reason="vLLM is installed here")
 def test_without_vllm_the_local_run_stops_and_says_how_to_install_it(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]

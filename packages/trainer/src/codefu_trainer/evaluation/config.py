@@ -23,6 +23,7 @@ from codefu_trainer.training.config import (
     ClusterKind,
     ModelConfig,
     TrackingConfig,
+    judge_on_judge_hosts,
     register_configs,
 )
 from codefu_trainer.training.overrides import ConfigError, parse_override
@@ -98,8 +99,7 @@ def compose_eval(conf_dir: Path, overrides: Sequence[str]) -> EvalConfig:
     register_eval_schema()
     node = compose_train(conf_dir, [parse_override(o) for o in overrides], config_name="eval")
     cfg = typed_config(node, EvalConfig, "conf/eval.yaml", SCHEMA_NAME)
-    if cfg.cluster.judge_resource:
-        cfg.reward.worker.resource = cfg.cluster.judge_resource
+    judge_on_judge_hosts(cfg.cluster, cfg.reward)
     check_eval_config(cfg)
     return cfg
 

@@ -172,7 +172,7 @@ def _generate_and_judge(
     import ray
 
     from codefu_trainer.reward.service import RewardService
-    from codefu_trainer.training.rehearsal import start_ray
+    from codefu_trainer.training.local_ray import start_ray
 
     # A cluster to join (RAY_ADDRESS, or Ray already connected): its judge pool. Otherwise
     # local judge worker processes: the same verdicts without starting Ray.

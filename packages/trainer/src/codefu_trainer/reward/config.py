@@ -14,6 +14,8 @@ from typing import Any
 
 from omegaconf import OmegaConf
 
+from codefu_launcher.plan import JUDGE_RESOURCE
+
 __all__ = [
     "SCHEMA_NAME",
     "DeadlineConfig",
@@ -61,8 +63,9 @@ class DeadlineConfig:
 class WorkerConfig:
     """Ray judge workers: where they run and how many."""
 
-    # Custom Ray resource marking judge nodes; when no alive node has it, any CPU node judges.
-    resource: str = "judge"
+    # Custom Ray resource marking judge nodes (the launcher's name for CPU-only hosts); when
+    # no alive node has it, any CPU node judges.
+    resource: str = JUDGE_RESOURCE
     # None: one worker per CPU of the judge nodes (or per available CPU without judge nodes).
     num_workers: int | None = None
     cpus_per_worker: float = 1.0

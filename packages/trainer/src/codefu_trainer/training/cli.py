@@ -76,15 +76,14 @@ def run_local(
     return verl_main.run(run.verl, run.cfg, run.run_dir)
 
 
-def run_cpu_verl(conf_dir: Path, overrides: Sequence[str]) -> int:
-    """veRL's own trainer on this machine's CPU (README "veRL on CPU")."""
-    run = compose_run(conf_dir, overrides)
-    require_data(run.cfg)
-    write_resolved(run)
-    from codefu_trainer.training import verl_main
+def compose_checked(conf_dir: Path, overrides: Sequence[str], kind: ClusterKind) -> ComposedRun:
+    """What --check composes: cluster=cpu_verl through the CPU path's entry point (the only
+    importer of `verl_cpu/`), every other kind with `compose_run`."""
+    if kind is ClusterKind.cpu_verl:
+        from codefu_trainer.training.verl_cpu import run as cpu
 
-    assert run.verl is not None
-    return verl_main.run(run.verl, run.cfg, run.run_dir)
+        return cpu.compose(conf_dir, overrides, gpus_detected=8)
+    return compose_run(conf_dir, overrides, gpus_detected=8)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -131,8 +130,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     conf_dir: Path = (args.config_dir or default_conf_dir()).expanduser().resolve()
     try:
         require_training_stack("train")
+        ours, _ = split_overrides(args.overrides)
+        train_cfg = to_train_config(compose_train(conf_dir, ours))
+        kind = train_cfg.cluster.kind
         if args.check:
-            run = compose_run(conf_dir, args.overrides, gpus_detected=8)
+            run = compose_checked(conf_dir, args.overrides, kind)
             assert run.verl is not None
             from codefu_trainer.training.recipes import check_recipe
 
@@ -147,14 +149,13 @@ def main(argv: Sequence[str] | None = None) -> int:
                 file=sys.stderr,
             )
             return 0
-        ours, _ = split_overrides(args.overrides)
-        train_cfg = to_train_config(compose_train(conf_dir, ours))
-        kind = train_cfg.cluster.kind
         check_prepared_data(train_cfg)  # before a run directory exists
         if kind is ClusterKind.local:
             return run_local(conf_dir, args.overrides, args.force, args.plan_json)
-        if kind is ClusterKind.cpu_verl:
-            return run_cpu_verl(conf_dir, args.overrides)
+        if kind is ClusterKind.cpu_verl:  # the CPU path's own entry point (README "veRL on CPU")
+            from codefu_trainer.training.verl_cpu import run as cpu
+
+            return cpu.main(conf_dir, args.overrides)
         if kind is ClusterKind.cpu:
             with Heartbeat("codefu-train: composing the run (imports veRL and torch)"):
                 run = compose_run(conf_dir, args.overrides)

@@ -12,7 +12,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol, TypeVar
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from omegaconf import DictConfig, OmegaConf
 
@@ -24,6 +24,7 @@ from codefu_trainer.training.config import (
     GroupRole,
     ModelKind,
     TrainConfig,
+    judge_on_judge_hosts,
     register_configs,
 )
 from codefu_trainer.training.overrides import (
@@ -33,6 +34,9 @@ from codefu_trainer.training.overrides import (
     check_keys,
     split_overrides,
 )
+
+if TYPE_CHECKING:
+    from codefu_trainer.training.verl_config import ClusterExtension
 
 GROUPS = ("cluster", "data", "reward", "model")
 
@@ -175,8 +179,11 @@ def compose_run(
     overrides: Sequence[str],
     gpus_detected: int | None = None,
     with_verl: bool = True,
+    extension: ClusterExtension | None = None,
 ) -> ComposedRun:
-    """Both stages; `gpus_detected` stands for this machine's GPUs where the cluster says 0."""
+    """Both stages; `gpus_detected` stands for this machine's GPUs where the cluster says 0.
+    `extension`: the veRL settings of a cluster kind composed by its own entry point
+    (`verl_config.EXTENDED_KINDS`; cpu_verl: `verl_cpu.run.compose`)."""
     from codefu_trainer.training.verl_config import (
         build_verl_config,
         check_attention,
@@ -186,13 +193,14 @@ def compose_run(
     ours, theirs = split_overrides(overrides)
     node = compose_train(conf_dir, ours)
     cfg = to_train_config(node)
-    if cfg.cluster.judge_resource:
-        cfg.reward.worker.resource = cfg.cluster.judge_resource
+    judge_on_judge_hosts(cfg.cluster, cfg.reward)
     run_dir = resolve_run_dir(cfg)
     verl: DictConfig | None = None
     if with_verl:
         gpus = cfg.cluster.gpus_per_node or gpus_detected or 1
-        verl = build_verl_config(cfg, conf_dir, run_dir, theirs, gpus_per_node=gpus)
+        verl = build_verl_config(
+            cfg, conf_dir, run_dir, theirs, gpus_per_node=gpus, extension=extension
+        )
         if cfg.cluster.kind is not ClusterKind.cpu:
             validate_verl_config(verl)
             check_attention(verl, loads_here=cfg.cluster.kind is ClusterKind.local)

@@ -17,6 +17,7 @@ from hydra.core.config_store import ConfigStore
 from omegaconf import MISSING
 
 from codefu_data.config import DataConfig
+from codefu_launcher.plan import JUDGE_RESOURCE
 from codefu_trainer.reward.config import RewardConfig
 
 SAGEMAKER_CHECKPOINT_DIR = "/opt/ml/checkpoints"
@@ -95,9 +96,10 @@ class ClusterConfig:
     nnodes: int = 1
     # 0: every GPU visible on this machine (local only).
     gpus_per_node: int = 0
-    # Ray custom resource of the judge pool (the launcher gives CPU-only hosts `judge`);
-    # when set it becomes reward.worker.resource. None: the reward config decides.
-    judge_resource: str | None = None
+    # The CPU-only hosts judge: the launcher gives them its Ray resource
+    # (codefu_launcher.plan.JUDGE_RESOURCE), which then becomes reward.worker.resource.
+    # False: the reward config decides.
+    judge_hosts: bool = False
     # The `model` group option this cluster runs unless the command line picks one
     # (cpu: tiny). Hydra only lets the primary config override another group's choice.
     default_model: str | None = None
@@ -247,6 +249,13 @@ def register_configs() -> None:
     cs.store(name="codefu_train_schema", node=TrainConfig)
     cs.store(group="cluster", name="codefu_cluster_schema", node=ClusterConfig)
     cs.store(group="model", name="codefu_model_schema", node=ModelConfig)
+
+
+def judge_on_judge_hosts(cluster: ClusterConfig, reward: RewardConfig) -> None:
+    """With `cluster.judge_hosts`, the reward's workers go where the launcher put its judge
+    resource."""
+    if cluster.judge_hosts:
+        reward.worker.resource = JUDGE_RESOURCE
 
 
 def in_sagemaker_job(env: dict[str, str] | None = None) -> bool:

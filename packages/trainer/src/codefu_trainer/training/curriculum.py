@@ -165,7 +165,9 @@ class StepReport:
         }
 
 
-def problem_key(tier: str, name: str) -> str:
+def tier_problem_key(tier: str, name: str) -> str:
+    """A problem's identity in the curriculum, `<tier>/<name>` (the reward's
+    `service.problem_key` is another thing: a ground truth's cache key)."""
     return f"{tier}/{name}"
 
 
@@ -183,7 +185,7 @@ def _rng(config: CurriculumConfig, state: CurriculumState) -> random.Random:
 def choose(
     state: CurriculumState, config: CurriculumConfig, problems: Mapping[str, Sequence[str]]
 ) -> str:
-    """The next problem key: a pure function of (state, config, problems).
+    """The next tier problem key: a pure function of (state, config, problems).
 
     Among the current tier's problems that are not retired, those inside the informative
     band are drawn with weight p(1-p) (the variance of a pass, so the expected spread of a
@@ -196,10 +198,10 @@ def choose(
     names = list(problems.get(tier, ()))
     if not names:
         raise ValueError(f"curriculum: tier {tier!r} has no problems; prepare it or drop it.")
-    keys = [problem_key(tier, n) for n in names]
+    keys = [tier_problem_key(tier, n) for n in names]
     active = [k for k in keys if not _retired(state, k)]
     if not active:
-        earlier = [problem_key(t, n) for t in config.tiers[: state.tier] for n in problems[t]]
+        earlier = [tier_problem_key(t, n) for t in config.tiers[: state.tier] for n in problems[t]]
         active = [k for k in earlier if not _retired(state, k)]
     rates = {k: estimate(state.problems.get(k), config) for k in active}
     informative = [k for k in active if config.low < rates[k] < config.high]
@@ -241,7 +243,7 @@ class Curriculum:
         return self.config.tiers[self.state.tier]
 
     def draw(self) -> str:
-        """The next problem key; advances the draw counter."""
+        """The next tier problem key; advances the draw counter."""
         key = choose(self.state, self.config, self.problems)
         self._drawn.append(self.difficulty(key))
         self._reviewed += not key.startswith(f"{self.tier}/")
@@ -253,7 +255,7 @@ class Curriculum:
         return 1.0 - estimate(self.state.problems.get(key), self.config)
 
     def observe(self, scores: Mapping[str, Sequence[float]]) -> StepReport:
-        """One step's judge scores per problem key: update, retire, maybe promote."""
+        """One step's judge scores per tier problem key: update, retire, maybe promote."""
         cfg, st = self.config, self.state
         tier = self.tier
         drawn, self._drawn = self._drawn, []
@@ -288,7 +290,7 @@ class Curriculum:
         window_passes = sum(r[0] for r in st.recent)
         window_samples = sum(r[1] for r in st.recent)
         window_rate = window_passes / window_samples if window_samples else 0.0
-        keys = [problem_key(tier, n) for n in self.problems[tier]]
+        keys = [tier_problem_key(tier, n) for n in self.problems[tier]]
         active = [k for k in keys if not _retired(st, k)]
         informative = sum(
             1 for k in active if cfg.low < estimate(st.problems.get(k), cfg) < cfg.high

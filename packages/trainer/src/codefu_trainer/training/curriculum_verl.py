@@ -4,7 +4,7 @@ Two extension points, no fork (conf/verl/curriculum/tiers.yaml sets both):
 
 - `CurriculumDataset` (`data.custom_cls`): the training dataset. Its items are drawn by the
   curriculum, not by veRL's sampler's index, from the prepared tiers next to
-  `data.train_files` (<out_dir>/<tier>/train.parquet); each item carries its problem key in
+  `data.train_files` (<out_dir>/<tier>/train.parquet); each item carries its tier problem key in
   `extra_info.curriculum_problem`. It is `Stateful`, so veRL's StatefulDataLoader saves the
   curriculum state in every checkpoint's data.pt and restores it on resume. The validation
   dataset (any other files) is veRL's RLHFDataset unchanged.
@@ -27,7 +27,7 @@ from typing import Any
 
 from torch.utils.data import Dataset
 
-from codefu_trainer.training.curriculum import Curriculum, CurriculumConfig, problem_key
+from codefu_trainer.training.curriculum import Curriculum, CurriculumConfig, tier_problem_key
 
 PROBLEM_FIELD = "curriculum_problem"  # extra_info key of the problem an item was drawn as
 
@@ -118,7 +118,7 @@ class CurriculumDataset(Dataset):
         }
         names = {tier: _problem_names(ds) for tier, ds in self.tiers.items()}
         self._rows = {
-            problem_key(tier, name): (tier, i)
+            tier_problem_key(tier, name): (tier, i)
             for tier, tier_names in names.items()
             for i, name in enumerate(tier_names)
         }
@@ -150,6 +150,12 @@ class CurriculumDataset(Dataset):
         if self.curriculum is not None and state.get("curriculum"):
             with _LOCK:
                 self.curriculum.load_state_dict(state["curriculum"])
+
+
+def group_uid(key: str) -> str:
+    """The group (its prompt's uid) of a TransferQueue trajectory key: veRL's key format is
+    `{uid}_{session_id}_{index}` (anchors.py: "veRL's TransferQueue key format")."""
+    return key.split("_", maxsplit=1)[0]
 
 
 def _metric(value: Any, key: str) -> float | None:
@@ -218,6 +224,8 @@ class CurriculumReplayBuffer(_replay_buffer_base()):  # type: ignore[misc]
         self._step_scores: dict[str, list[float]] = defaultdict(list)
 
     def _sync_metadata_from_transfer_queue(self) -> None:
+        # veRL's private refresh of finished groups, the only one there is (anchors.py:
+        # "veRL ReplayBuffer._sync_metadata_from_transfer_queue").
         super()._sync_metadata_from_transfer_queue()
         self._observe_finished("train")
 
@@ -230,7 +238,7 @@ class CurriculumReplayBuffer(_replay_buffer_base()):  # type: ignore[misc]
         new = finished - self._observed
         if not new or active_curriculum() is None:
             return
-        keys = [k for k in self.partitions[partition_id] if k.split("_")[0] in new]
+        keys = [k for k in self.partitions[partition_id] if group_uid(k) in new]
         if keys:
             data = tq.kv_batch_get(
                 keys=keys, partition_id=partition_id, select_fields=["extra_fields", "extra_info"]

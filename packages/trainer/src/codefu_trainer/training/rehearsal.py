@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Callable, Mapping, MutableMapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +35,7 @@ from codefu_trainer.training.config import (
     final_model_dir,
     mlflow_tracking_uri,
 )
+from codefu_trainer.training.local_ray import start_ray
 from codefu_trainer.training.progress import Heartbeat
 from codefu_trainer.training.prompt_rows import load_prompts
 from codefu_trainer.training.tracking import Tracker
@@ -47,19 +48,6 @@ STEP_BEAT_S = 9.0
 # step trains on what it has (veRL: max_num_gen_batches; 0 there means unbounded).
 MAX_GENERATION_BATCHES = 4
 ALERT_TAG = "codefu.judge_failure_alert"  # MLflow tag of a step with too many judge failures
-
-
-def ray_temp_dir_outside_venv(environ: MutableMapping[str, str] | None = None) -> str | None:
-    """Ray's workers refuse a temp dir inside the active virtualenv, and nox points TMPDIR at
-    .nox/<session>/tmp: then use /tmp (via RAY_TMPDIR). Returns the value set, if any."""
-    env: MutableMapping[str, str] = os.environ if environ is None else environ
-    venv, tmp = env.get("VIRTUAL_ENV"), env.get("TMPDIR")
-    if env.get("RAY_TMPDIR") or not venv or not tmp:
-        return None
-    if Path(tmp).resolve().is_relative_to(Path(venv).resolve()):
-        env["RAY_TMPDIR"] = "/tmp"
-        return "/tmp"
-    return None
 
 
 def latest_checkpoint(ckpt_dir: Path) -> Path | None:
@@ -183,7 +171,10 @@ def _make_trainer_class() -> type:
         share of zero-variance groups, and drops them with dynamic sampling
         (`filter_groups`): the step's prompts are sampled again, at most
         MAX_GENERATION_BATCHES times, and their groups whose judge scores disagree replace
-        the ones that agree (a step that finds too few keeps some that agree)."""
+        the ones that agree (a step that finds too few keeps some that agree).
+
+        It overrides three private GRPOTrainer methods, TRL's only hooks for these; each is
+        anchored to TRL's lines in `codefu_trainer.training.anchors.OVERRIDES`."""
 
         _capture = False
         _captured: Any = None
@@ -365,22 +356,6 @@ def _grpo_args(cfg: TrainConfig, algo: Mapping[str, Any], ckpt_dir: Path) -> Any
         disable_tqdm=True,
         **algo,
     )
-
-
-def start_ray() -> bool:
-    """Start a Ray cluster of our own unless one is connected; True when this started it.
-
-    RAY_ADDRESS names a cluster to join; a bare ray.init() would join any Ray cluster
-    already running on this machine.
-    """
-    import ray
-
-    if ray.is_initialized():
-        return False
-    ray_temp_dir_outside_venv()
-    address = os.environ.get("RAY_ADDRESS") or "local"
-    ray.init(address=address, include_dashboard=False, configure_logging=False)
-    return True
 
 
 def run(cfg: TrainConfig, verl: DictConfig, run_dir: Path) -> Path:

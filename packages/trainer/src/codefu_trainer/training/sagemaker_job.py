@@ -27,6 +27,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from codefu_launcher.plan import JUDGE_RESOURCE
 from codefu_trainer.training.compose import ComposedRun, PrerequisiteError
 from codefu_trainer.training.config import GroupRole, ModelKind, TrainConfig
 
@@ -210,7 +211,7 @@ def submit_run(run: ComposedRun, force: bool = False, verbose: bool = False) -> 
         if judge_groups:
             notes.append(
                 f"judge groups {judge_groups} run the training image (a job has one image) "
-                "and get the Ray resource `judge` from the launcher"
+                f"and get the Ray resource `{JUDGE_RESOURCE}` from the launcher"
             )
         print(
             "codefu-train: DRY RUN, nothing was submitted (the request is printed above). "

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import json
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -46,6 +47,40 @@ SP_KEYS = (
 )
 ATTENTION_KEY = "actor_rollout_ref.model.override_config.attn_implementation"
 TP_KEY = "actor_rollout_ref.rollout.tensor_model_parallel_size"
+# Cluster kinds whose veRL config only their own entry point composes (it passes its
+# ClusterExtension): cpu_verl's is codefu_trainer.training.verl_cpu.run.compose.
+EXTENDED_KINDS = {ClusterKind.cpu_verl: "codefu_trainer.training.verl_cpu.run.compose"}
+
+
+@dataclass(frozen=True)
+class ClusterExtension:
+    """What a cluster kind's own entry point adds to the derived veRL config, so that this
+    module needs none of that cluster's modules (the CPU path passes its own:
+    `verl_cpu.config.EXTENSION`)."""
+
+    kind: ClusterKind
+    # Adjusts our config before anything is derived from it (e.g. the judge's worker count).
+    prepare: Callable[[TrainConfig], None]
+    # veRL keys added after the derived ones, before the user's.
+    values: Callable[[TrainConfig, Path], dict[str, Any]]
+    # Added to the environment of veRL's Ray processes.
+    env_vars: Mapping[str, str] = field(default_factory=dict)
+
+
+def check_extension(cfg: TrainConfig, extension: ClusterExtension | None) -> None:
+    """ConfigError unless `extension` is the one cluster.kind needs (None for most kinds)."""
+    kind = cfg.cluster.kind
+    wanted = EXTENDED_KINDS.get(kind)
+    if extension is None and wanted is not None:
+        raise ConfigError(
+            f"cluster={cfg.cluster.name} (kind {kind.value}) is composed by its own entry point, "
+            f"{wanted}, which adds its veRL settings."
+        )
+    if extension is not None and extension.kind is not kind:
+        raise ConfigError(
+            f"the {extension.kind.value} settings cannot compose cluster={cfg.cluster.name} "
+            f"(kind {kind.value})."
+        )
 
 
 def derived_values(
@@ -53,13 +88,14 @@ def derived_values(
     run_dir: Path,
     gpus_per_node: int,
     env: Mapping[str, str] | None = None,
+    extension: ClusterExtension | None = None,
 ) -> dict[str, Any]:
-    """veRL keys set from our config: data files, nodes/GPUs, model, checkpoints, tracking."""
+    """veRL keys set from our config: data files, nodes/GPUs, model, checkpoints, tracking;
+    then the cluster's `extension`, if it has one (`check_extension`)."""
+    check_extension(cfg, extension)
     train, test = data_files(cfg)
-    if cfg.cluster.kind is ClusterKind.cpu_verl:
-        from codefu_trainer.training.verl_cpu.config import judge_workers
-
-        judge_workers(cfg)
+    if extension is not None:
+        extension.prepare(cfg)
     reward = OmegaConf.to_container(
         OmegaConf.structured(cfg.reward), resolve=True, enum_to_str=True
     )
@@ -84,11 +120,9 @@ def derived_values(
     }
     if cfg.model.use_fused_kernels is not None:
         values["actor_rollout_ref.model.use_fused_kernels"] = cfg.model.use_fused_kernels
-    if cfg.cluster.kind is ClusterKind.cpu_verl:
-        from codefu_trainer.training.verl_cpu.config import cpu_values
-
-        env_vars["VERL_PLATFORM"] = "cpu"
-        values.update(cpu_values(cfg, run_dir))
+    if extension is not None:
+        env_vars.update(extension.env_vars)
+        values.update(extension.values(cfg, run_dir))
     return values
 
 
@@ -112,9 +146,11 @@ def build_verl_config(
     *,
     gpus_per_node: int,
     env: Mapping[str, str] | None = None,
+    extension: ClusterExtension | None = None,
 ) -> DictConfig:
-    """The full veRL config: grpo.yaml + derived values + the user's veRL overrides."""
-    derived = derived_overrides(derived_values(cfg, run_dir, gpus_per_node, env))
+    """The full veRL config: grpo.yaml + derived values (with the cluster's `extension`) +
+    the user's veRL overrides."""
+    derived = derived_overrides(derived_values(cfg, run_dir, gpus_per_node, env, extension))
     check_group_choices(conf_dir / "verl", user_overrides, VERL_GROUPS)
     groups = [o.text for o in user_overrides if o.key in VERL_GROUPS]
     keys = [o for o in user_overrides if o.key not in VERL_GROUPS]

@@ -2,7 +2,8 @@
 
 Runs on this machine's GPUs, or inside a SageMaker job on the Ray cluster the launcher
 formed (RAY_ADDRESS). After training, the newest FSDP checkpoint's actor is merged into
-a Hugging Face model in SM_MODEL_DIR or <run dir>/model.
+a Hugging Face model in SM_MODEL_DIR or <run dir>/model. veRL on CPU (cluster=cpu_verl)
+trains with the same `train`, from its own entry point (`verl_cpu/run.py`).
 """
 
 from __future__ import annotations
@@ -10,7 +11,6 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
-import subprocess
 import sys
 from pathlib import Path
 
@@ -21,59 +21,24 @@ from codefu_trainer.training.config import TrainConfig, final_model_dir
 from codefu_trainer.training.export import export_final_model
 from codefu_trainer.training.tracking import continue_mlflow_run
 
-# veRL's rollout backend on CPU (codefu_trainer.training.verl_cpu): no vLLM needed.
-CPU_ROLLOUT = "hf_cpu"
 EXIT_CHECKPOINT = 4  # checkpoints that cannot be resumed from or exported as they are
 
 
-def latest_actor_checkpoint(ckpt_root: Path) -> Path | None:
-    """<root>/global_step_N/actor of the newest step veRL recorded (or found)."""
-    from verl.utils.checkpoint.checkpoint_manager import find_latest_ckpt_path
-
-    found = find_latest_ckpt_path(str(ckpt_root))
-    if not found:
-        return None
-    actor = Path(found) / "actor"
-    return actor if actor.is_dir() else None
-
-
-def export_hf_model(ckpt_root: Path, out_dir: Path, trust_remote_code: bool = False) -> Path | None:
-    """Merge the newest actor checkpoint into a Hugging Face model directory (veRL's merger)."""
-    actor = latest_actor_checkpoint(ckpt_root)
-    if actor is None:
-        print(
-            f"codefu-train: no actor checkpoint under {ckpt_root}; no final model written.",
-            flush=True,
-        )
-        return None
-    cmd = [
-        sys.executable, "-m", "verl.model_merger", "merge", "--backend", "fsdp",
-        "--local_dir", str(actor), "--target_dir", str(out_dir),
-    ]  # fmt: skip
-    if trust_remote_code:
-        cmd.append("--trust-remote-code")
-    subprocess.run(cmd, check=True)
-    return out_dir
-
-
 def run(verl: DictConfig, cfg: TrainConfig, run_dir: Path) -> int:
-    """Train with veRL; returns an exit code. rollout.name=hf_cpu runs on this machine's CPU."""
-    on_cpu = verl.actor_rollout_ref.rollout.name == CPU_ROLLOUT
-    if not on_cpu and importlib.util.find_spec("vllm") is None:
+    """Train with veRL on GPUs (vLLM rollouts); returns an exit code."""
+    if importlib.util.find_spec("vllm") is None:
         print(
             "codefu-train: vLLM is not installed; veRL's rollouts need it. `nox -s train` installs "
             "it on a CUDA machine (trainer[gpu]); elsewhere: pip install 'codefu-trainer[gpu]'.",
             file=sys.stderr,
         )
         return 3
-    if on_cpu:
-        from codefu_trainer.training.verl_cpu import run as cpu
-
-        return cpu.run(verl, cfg, run_dir, lambda: _train(verl, cfg, run_dir))
-    return _train(verl, cfg, run_dir)
+    return train(verl, cfg, run_dir)
 
 
-def _train(verl: DictConfig, cfg: TrainConfig, run_dir: Path) -> int:
+def train(verl: DictConfig, cfg: TrainConfig, run_dir: Path) -> int:
+    """veRL's trainer, then the final model; returns an exit code (EXIT_CHECKPOINT when the
+    checkpoints cannot be resumed from or exported as they are)."""
     try:
         return _train_and_export(verl, cfg, run_dir)
     except CheckpointError as exc:
@@ -98,8 +63,8 @@ def _train_and_export(verl: DictConfig, cfg: TrainConfig, run_dir: Path) -> int:
     prepare_resume_everywhere(verl)
     if verl.trainer.use_v1:
         # veRL's TaskRunnerV1 training with codefu_<trainer.v1.trainer_mode>: veRL's trainer
-        # plus the judge metrics of every step (codefu_trainer.reward.verl_metrics).
-        from codefu_trainer.reward.verl_metrics import judge_task_runner
+        # plus the judge metrics of every step (codefu_trainer.training.verl_trainer).
+        from codefu_trainer.training.verl_trainer import judge_task_runner
 
         run_ppo(verl, task_runner_class=judge_task_runner())
     else:

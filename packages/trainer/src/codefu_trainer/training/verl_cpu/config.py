@@ -1,6 +1,9 @@
 """The veRL settings and inputs of a run of veRL's own trainer on this machine's CPU.
 
-`cpu_values` are veRL config values (added after the derived ones, before the user's);
+`EXTENSION` is what the CPU path adds to the composed veRL config (`verl_config.
+ClusterExtension`, passed by `run.compose`): `judge_workers` sizes the judge for this
+machine, `cpu_values` are veRL config values (added after the derived ones, before the
+user's), VERL_PLATFORM=cpu selects veRL's CPU platform in every Ray process;
 `prepare_inputs` writes what they point at: the warm-started tiny model and the rehearsal's
 problems as veRL datasets laid out like prepared data (<run dir>/data/<tier>/...), one tier,
 or every tier of a curriculum (`curriculum=tiers`).
@@ -13,7 +16,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from codefu_trainer.training.config import ModelKind, TrainConfig
+from codefu_trainer.training.config import ClusterKind, ModelKind, TrainConfig
+from codefu_trainer.training.verl_config import ClusterExtension
 from codefu_trainer.training.verl_cpu.hook import HOOK
 from codefu_trainer.training.verl_cpu.patches import ROLLOUT_NAME
 
@@ -88,6 +92,14 @@ def judge_workers(cfg: TrainConfig) -> None:
     """Size the judge pool for this machine (it would count Ray's logical CPUs)."""
     if cfg.reward.worker.num_workers is None:
         cfg.reward.worker.num_workers = JUDGE_WORKERS
+
+
+EXTENSION = ClusterExtension(
+    kind=ClusterKind.cpu_verl,
+    prepare=judge_workers,
+    values=cpu_values,
+    env_vars={"VERL_PLATFORM": "cpu"},
+)
 
 
 def prepare_inputs(cfg: TrainConfig, run_dir: Path, tiers: Sequence[str] = ()) -> Path:

@@ -4,8 +4,11 @@ Two kinds, both listed in `PATCHES`:
 - extensions: registrations through veRL's public registries (platform, FSDP engine, rollout
   replica); they add an option and change nothing veRL already had;
 - patches: replacements of a veRL name where veRL offers no extension point. Each names the
-  veRL file:line it works around and the text expected there; `check()` (run by the tests)
-  fails when veRL changes at that line, so an upgrade sees which one to revisit.
+  veRL file:line it works around and the text expected there (`Anchor`); `check()` (run by
+  the tests) fails when veRL changes at that line, so an upgrade sees which one to revisit.
+
+A `Patch` is an `Override` of the one anchor registry (`codefu_trainer.training.anchors`,
+which also lists the overrides used outside veRL on CPU) plus what applies it.
 
 Every patch decides at call time: on a machine whose veRL platform is not `cpu` (a GPU machine)
 it calls veRL's original code unchanged. `install()` applies them lazily: a `sys.meta_path`
@@ -19,39 +22,28 @@ from __future__ import annotations
 import functools
 import importlib.abc
 import importlib.machinery
-import importlib.util
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from types import ModuleType
 from typing import Any
+
+from codefu_trainer.training import anchors
+from codefu_trainer.training.anchors import Anchor, Override
 
 ROLLOUT_NAME = "hf_cpu"
 ROLLOUT_ADAPTER = "codefu_trainer.training.verl_cpu.rollout.HFCpuRollout"
 
 
-@dataclass(frozen=True)
-class Anchor:
-    """Text expected at a line of a veRL file (path relative to the `verl` package)."""
-
-    path: str
-    line: int
-    text: str
-
-    def where(self) -> str:
-        return f"verl/{self.path}:{self.line}"
+__all__ = ["PATCHES", "ROLLOUT_NAME", "Anchor", "Patch", "check", "install", "on_cpu"]
 
 
 @dataclass(frozen=True)
-class Patch:
+class Patch(Override):
     """One change to veRL module `module`, applied right after it is imported."""
 
-    name: str
     module: str
     kind: str  # "extension" (a public registry) or "patch" (replaces a veRL name)
-    anchors: tuple[Anchor, ...]
-    why: str
     on_gpu: str  # what it does on a GPU machine
     apply: Callable[[ModuleType], None]
 
@@ -273,26 +265,9 @@ PATCHES: tuple[Patch, ...] = (
 )
 
 
-def verl_root() -> Path:
-    spec = importlib.util.find_spec("verl")
-    if spec is None or spec.origin is None:
-        raise ImportError("veRL is not installed: pip install 'codefu-trainer[train]'.")
-    return Path(spec.origin).parent
-
-
 def check(patches: Sequence[Patch] = PATCHES) -> list[str]:
     """Each anchor whose veRL line no longer holds the expected text (empty: all hold)."""
-    root = verl_root()
-    wrong: list[str] = []
-    for patch in patches:
-        for anchor in patch.anchors:
-            lines = (root / anchor.path).read_text().splitlines()
-            found = lines[anchor.line - 1].strip() if anchor.line <= len(lines) else "<no line>"
-            if anchor.text not in found:
-                wrong.append(
-                    f"{patch.name}: {anchor.where()} holds {found!r}, expected {anchor.text!r}"
-                )
-    return wrong
+    return anchors.check(patches)
 
 
 def _apply(module: ModuleType) -> None:

@@ -1,22 +1,52 @@
-"""A veRL run on this machine's CPU (cluster=cpu_verl): inputs, patches, a Ray of its own."""
+"""The CPU path's entry point (cluster=cpu_verl): compose, write the inputs, patch veRL, run.
+
+`codefu-train` (training/cli.py) reaches veRL on CPU only through this module; nothing
+outside `verl_cpu/` imports the others (tests/test_layout.py). The run itself is the one
+GPU runs make (`verl_main.train`), with the CPU settings composed in (`config.EXTENSION`),
+veRL patched in this process too, and a Ray cluster of its own.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from omegaconf import DictConfig, OmegaConf
 
+from codefu_trainer.training.compose import (
+    ComposedRun,
+    compose_run,
+    require_data,
+    write_resolved,
+)
 from codefu_trainer.training.config import TrainConfig
+from codefu_trainer.training.verl_cpu.config import EXTENSION
 
 
-def run(verl: DictConfig, cfg: TrainConfig, run_dir: Path, train: Callable[[], int]) -> int:
+def compose(conf_dir: Path, overrides: Sequence[str], **kwargs: Any) -> ComposedRun:
+    """`compose_run` with the CPU path's veRL settings (`config.EXTENSION`)."""
+    return compose_run(conf_dir, overrides, extension=EXTENSION, **kwargs)
+
+
+def main(conf_dir: Path, overrides: Sequence[str]) -> int:
+    """`codefu-train cluster=cpu_verl`: veRL's own trainer on this machine's CPU (README
+    "veRL on CPU"); returns the exit code."""
+    composed = compose(conf_dir, overrides)
+    require_data(composed.cfg)
+    write_resolved(composed)
+    assert composed.verl is not None
+    return run(composed.verl, composed.cfg, composed.run_dir)
+
+
+def run(verl: DictConfig, cfg: TrainConfig, run_dir: Path) -> int:
     """Write the run's inputs (every tier of a curriculum), patch veRL in this process too,
-    call `train` (veRL's trainer and the model export), and stop the Ray cluster it started,
-    whatever happens."""
+    train (veRL's trainer and the model export, `verl_main.train`), and stop the Ray
+    cluster it started, whatever happens."""
     import ray
 
-    from codefu_trainer.training.rehearsal import ray_temp_dir_outside_venv
+    from codefu_trainer.training import verl_main
+    from codefu_trainer.training.local_ray import ray_temp_dir_outside_venv
     from codefu_trainer.training.verl_cpu.config import prepare_inputs
     from codefu_trainer.training.verl_cpu.hook import setup
 
@@ -25,7 +55,7 @@ def run(verl: DictConfig, cfg: TrainConfig, run_dir: Path, train: Callable[[], i
     setup()  # the driver reads veRL's platform too (auto_set_device, run_ppo)
     ray_temp_dir_outside_venv()
     try:
-        return train()
+        return verl_main.train(verl, cfg, run_dir)
     finally:
         if ray.is_initialized():
             ray.shutdown()

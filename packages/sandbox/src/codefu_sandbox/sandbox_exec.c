@@ -1,5 +1,5 @@
 /*
- * codefu-launch: run one program under limits, then report how it ended.
+ * codefu-sandbox-exec: run one program under limits, then report how it ended.
  *
  * Built once per machine by codefu_sandbox.runner (gcc, no extra libraries). Python
  * spawns it (no preexec_fn: safe from threaded processes such as Ray workers). It forks
@@ -7,10 +7,10 @@
  * CPU-time and a wall-clock deadline, kills the process group, reaps every descendant
  * and prints one line on stdout.
  *
- * Why fork here rather than confine-and-exec the launcher itself: Linux keeps the
- * largest RSS a process ever had across exec (signal->maxrss), and the launcher was
+ * Why fork here rather than confine-and-exec sandbox-exec itself: Linux keeps the
+ * largest RSS a process ever had across exec (signal->maxrss), and sandbox-exec was
  * vforked from Python, so its own ru_maxrss includes the Python process's peak. The
- * child of this ~1 MB static launcher starts from the launcher's tiny footprint:
+ * child of this ~1 MB static sandbox-exec starts from sandbox-exec's tiny footprint:
  *
  *   ok EXIT SIGNAL UTIME_US STIME_US MAXRSS_KB WALL_US KILLED
  *   error MESSAGE
@@ -27,7 +27,7 @@
  * choice (oom_score_adj -1000); each child puts its own back to 0 first.
  *
  * Child confinement, in order: new session (own process group, no controlling terminal),
- * die with the launcher, optional memory cgroup (joined by writing its pid to the given
+ * die with sandbox-exec, optional memory cgroup (joined by writing its pid to the given
  * cgroup.procs), stdio from files opened before privileges are dropped, optional network
  * and IPC namespaces, cwd, rlimits, setgroups/setgid/setuid, no_new_privs, Landlock (file
  * system; network and signal scoping when the kernel has them), seccomp (architecture
@@ -62,7 +62,7 @@
 #define MAX_PATHS 32
 
 struct options {
-    double cpu_limit;   /* seconds of CPU before the launcher kills; 0 = none */
+    double cpu_limit;   /* seconds of CPU before sandbox-exec kills; 0 = none */
     double wall_limit;  /* seconds of wall time, not counting time spent waiting for a CPU */
     double hard_wall;   /* seconds of wall time, all counted; 0 = none */
     long long as_limit, fsize_limit, stack_limit, nproc, nofile, cpu_rlimit;
@@ -80,7 +80,7 @@ struct options {
 };
 
 static int err_fd = -1;
-static pid_t launcher_pid; /* the child's expected parent */
+static pid_t supervisor_pid; /* the child's expected parent */
 
 static void fail(const char *what) {
     char buf[512];
@@ -319,7 +319,7 @@ static void apply_seccomp(int profile, int exe_fd, const char *empty) {
         IF_EQ(me, 1, 0),
         KILL,
         ALLOW,
-        /* execveat: exactly the call the launcher makes (our fd, our pointer, AT_EMPTY_PATH). */
+        /* execveat: exactly the call sandbox-exec makes (our fd, our pointer, AT_EMPTY_PATH). */
         IF_NR(__NR_execveat, 0, 11),
         ARG_LO(0),
         IF_EQ((uint32_t)exe_fd, 0, 8),
@@ -348,7 +348,7 @@ static void apply_seccomp(int profile, int exe_fd, const char *empty) {
     };
     /* Profile 3 (checker programs, compiled or a Python interpreter): the compiler's
      * denylist, and like a solution no new process (threads only), no exec but the
-     * launcher's own, no signal but to itself. */
+     * sandbox-exec's own, no signal but to itself. */
     struct sock_filter checker_filter[] = {
         BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
         IF_EQ(AUDIT_ARCH_HERE, 1, 0),
@@ -465,9 +465,9 @@ static void child(const struct options *o) {
     /* A new session: its own process group (killed as one) and no controlling terminal, so
      * /dev/tty cannot be opened and the judge's terminal, if any, is out of reach. */
     if (setsid() < 0) fail("setsid");
-    /* Die with the launcher; if it died before prctl took effect, we were reparented. */
+    /* Die with sandbox-exec; if it died before prctl took effect, we were reparented. */
     prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (getppid() != launcher_pid) _exit(127);
+    if (getppid() != supervisor_pid) _exit(127);
     /* First, while still root: every page the program touches from here on is charged. */
     if (o->cgroup_procs) join_cgroup(o->cgroup_procs);
     if (o->reset_oom_score) set_oom_score_adj("0");
@@ -563,7 +563,7 @@ static double runqueue_wait(pid_t pid) {
 }
 
 static void usage(void) {
-    fputs("usage: codefu-launch [options] -- PROGRAM [ARGS...]\n", stderr);
+    fputs("usage: codefu-sandbox-exec [options] -- PROGRAM [ARGS...]\n", stderr);
     exit(2);
 }
 
@@ -773,7 +773,7 @@ int main(int argc, char **argv) {
     sigprocmask(SIG_BLOCK, &chld, NULL);
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     prctl(PR_SET_CHILD_SUBREAPER, 1); /* orphans of the compiler come back to us to be reaped */
-    launcher_pid = getpid();
+    supervisor_pid = getpid();
     if (o.serve) return serve(&o);
     run_one(&o);
     return 0;
