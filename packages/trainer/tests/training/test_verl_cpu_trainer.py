@@ -1,10 +1,26 @@
-"""veRL 0.9.1's own trainer end to end on this machine's CPU (`codefu-train cluster=cpu_verl`).
+"""veRL 0.9.1's own trainer end to end on this machine's CPU (`codefu-train cluster=cpu_verl`),
+and what it does with a torn checkpoint.
 
-Two `codefu-train` processes on the rehearsal's warm-started tiny model and the shipped
-sample's problems, with our judge scoring every sample through veRL's reward loop:
-2 GRPO steps with a checkpoint per step, then a second process that resumes from step 2
-and runs step 3, then the final Hugging Face model export. Each process starts (and stops)
-a Ray cluster of its own, in a private temp dir.
+Three `codefu-train` processes on the rehearsal's warm-started tiny model and the shipped
+sample's problems, with our judge scoring every sample through veRL's reward loop; each
+starts (and stops) a Ray cluster of its own, in a private temp dir:
+
+1. `killed`: 6 GRPO steps with a checkpoint per step, killed with SIGKILL (its whole
+   process group) as soon as the directory of step 6 appears: veRL's save of step 6 under
+   way or just returned, its manifest not yet written (checked; on this project's machine
+   the kill lands after veRL's files and tracker).
+2. `resumed`, on a copy of 1's run directory: step 6 is torn, so the run resumes from step
+   5, trains step 6 again and exports the final Hugging Face model. The step counter, the
+   data position, the judge's scores in veRL's rollout dump, the weight sync and the
+   exported model are checked on runs 1 and 2.
+3. `torn`, on another copy: four more faults, one per step: step 5's model shard cut to
+   half its size, step 4's optimizer shard deleted, step 3's `data.pt` cut short, step 2's
+   manifest deleted. The run reports each (which file, what is wrong), resumes from step
+   1, trains step 2 and exports its model.
+
+(Two hosts where only one host's copy is torn: test_export.py, on veRL's FSDP actor with
+two ranks.) The start-ups of Ray and veRL dominate each process's time, so every check
+shares these three runs.
 """
 
 from __future__ import annotations
@@ -12,8 +28,10 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
+import time
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -25,10 +43,14 @@ pytestmark = [pytest.mark.slow, pytest.mark.ray]
 
 # Messages veRL logs and carries on after: a run that logs them is broken.
 SILENT_ERRORS = ("dtype mismatch", "Traceback (most recent call last)")
+SHARD = "actor/model_world_size_1_rank_0.pt"
+STEPS = 6
+PROBLEMS = 3  # the shipped sample's rehearsal problems
 
 
-def _args(run_dir: Path, data: Path, steps: int, extra: Sequence[str] = ()) -> list[str]:
-    """`codefu-train` arguments of these runs (`extra`: more overrides)."""
+def _args(run_dir: Path, data: Path, steps: int) -> list[str]:
+    """`codefu-train` arguments of these runs: one prompt per step, unshuffled, every
+    checkpoint kept, veRL's rollout dump on."""
     return [
         "--config-dir",
         str(CONF),
@@ -40,24 +62,27 @@ def _args(run_dir: Path, data: Path, steps: int, extra: Sequence[str] = ()) -> l
         "rehearsal.num_generations=4",
         "run.tracking.mlflow=false",
         "verl.data.shuffle=false",  # step k trains on problem k (mod 3): the data position
+        "trainer.max_actor_ckpt_to_keep=null",
         f"trainer.rollout_data_dir={run_dir / 'rollouts'}",
-        *extra,
     ]
 
 
-def _train(run_dir: Path, data: Path, steps: int, extra: Sequence[str] = ()) -> str:
-    """`codefu-train cluster=cpu_verl` in its own process (`_args`); its whole log."""
-    args = _args(run_dir, data, steps, extra)
-    ray_tmp = Path("/tmp") / f"codefu-verl-cpu-{os.getpid()}"  # Ray's socket paths are short
-    env = {**os.environ, "RAY_TMPDIR": str(ray_tmp)}
+def _env(ray_tmp: Path) -> dict[str, str]:
+    env = {**os.environ, "RAY_TMPDIR": str(ray_tmp)}  # Ray's socket paths are short
     env.pop("RAY_ADDRESS", None)
+    return env
+
+
+def _train(run_dir: Path, data: Path, steps: int) -> str:
+    """`codefu-train cluster=cpu_verl` in its own process (`_args`); its whole log."""
+    ray_tmp = Path("/tmp") / f"codefu-verl-cpu-{os.getpid()}"
     try:
         done = subprocess.run(
-            [sys.executable, "-m", "codefu_trainer.training.cli", *args],
+            [sys.executable, "-m", "codefu_trainer.training.cli", *_args(run_dir, data, steps)],
             capture_output=True,
             text=True,
             timeout=840,
-            env=env,
+            env=_env(ray_tmp),
             check=False,
         )
     finally:
@@ -67,10 +92,61 @@ def _train(run_dir: Path, data: Path, steps: int, extra: Sequence[str] = ()) -> 
     return log
 
 
+def _kill_during_last_save(run_dir: Path, data: Path) -> str:
+    """`codefu-train` to step STEPS, killed (its whole process group) with SIGKILL as soon
+    as veRL starts saving step STEPS; its log."""
+    last = run_dir / "checkpoints" / f"global_step_{STEPS}"
+    ray_tmp = Path("/tmp") / f"codefu-verl-kill-{os.getpid()}"
+    log_path = run_dir.parent / "killed.log"
+    with log_path.open("w") as log:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "codefu_trainer.training.cli", *_args(run_dir, data, STEPS)],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            env=_env(ray_tmp),
+            start_new_session=True,
+        )
+        try:
+            while proc.poll() is None and not last.exists():
+                time.sleep(0.01)
+            assert proc.poll() is None, log_path.read_text()[-6000:]  # ended before the save
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+        finally:
+            _kill_leftovers(str(ray_tmp))
+            shutil.rmtree(ray_tmp, ignore_errors=True)
+    return log_path.read_text()
+
+
+def _kill_leftovers(marker: str) -> None:
+    """SIGKILL the processes of the killed run that left its process group (Ray's), until
+    none is left (a raylet may start workers meanwhile); at most a minute."""
+    for _ in range(60):
+        pids = [
+            int(proc.name)
+            for proc in Path("/proc").iterdir()
+            if proc.name.isdigit() and marker.encode() in _cmdline(proc)
+        ]
+        if not pids:
+            return
+        for pid in pids:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                continue
+        time.sleep(1)
+
+
+def _cmdline(proc: Path) -> bytes:
+    try:
+        return (proc / "cmdline").read_bytes()
+    except OSError:
+        return b""
+
+
 @pytest.fixture(scope="module")
-def first(tmp_path_factory: pytest.TempPathFactory) -> dict:
-    """Two steps from the warm-started base model (built once per machine: the rehearsal's
-    cache), a checkpoint after each, the final model exported."""
+def killed(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    """Run 1: steps 1-5 whole, step 6 killed during its save."""
     from codefu_data.config import DataConfig
     from codefu_data.prepare import prepare
 
@@ -78,16 +154,46 @@ def first(tmp_path_factory: pytest.TempPathFactory) -> dict:
     data = prepare(
         DataConfig(source="sample", out_dir=str(tmp / "data")), progress=False, log=print
     ).out_dir
-    run_dir = tmp / "run"
-    log = _train(run_dir, data, steps=2)
-    return {"run_dir": run_dir, "data": data, "log": log}
+    run_dir = tmp / "killed"
+    log = _kill_during_last_save(run_dir, data)
+    ckpts = run_dir / "checkpoints"
+    assert not list((ckpts / f"global_step_{STEPS}").glob("manifest.*")), "killed too late"
+    for step in range(1, STEPS):
+        assert list((ckpts / f"global_step_{step}").glob("manifest.*.json")), step
+    return {"tmp": tmp, "run_dir": run_dir, "data": data, "log": log}
+
+
+def _resume(killed: dict, name: str, steps: int, tear: dict[str, str] | None = None) -> dict:
+    """A copy of the killed run's directory, `tear`'s faults applied, resumed to `steps`."""
+    run_dir = killed["tmp"] / name
+    shutil.copytree(killed["run_dir"], run_dir, symlinks=True)
+    ckpts = run_dir / "checkpoints"
+    for step_file, fault in (tear or {}).items():
+        path = ckpts / step_file
+        if fault == "cut":
+            path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
+        elif fault == "delete":
+            for target in path.parent.glob(path.name):
+                target.unlink()
+    return {"run_dir": run_dir, "log": _train(run_dir, killed["data"], steps)}
 
 
 @pytest.fixture(scope="module")
-def second(first: dict) -> dict:
-    """A second process on the same run directory, to step 3: it resumes from step 2."""
-    log = _train(first["run_dir"], first["data"], steps=3)
-    return {**first, "first_log": first["log"], "log": log}
+def resumed(killed: dict) -> dict:
+    """Run 2: resumes the killed run from its newest whole step (5) and trains step 6."""
+    return _resume(killed, "resumed", STEPS)
+
+
+@pytest.fixture(scope="module")
+def torn(killed: dict) -> dict:
+    """Run 3: steps 2-6 torn, resumed from step 1 to step 2."""
+    faults = {
+        f"global_step_5/{SHARD}": "cut",
+        "global_step_4/actor/optim_world_size_1_rank_0.pt": "delete",
+        "global_step_3/data.pt": "cut",
+        "global_step_2/manifest.*.json": "delete",
+    }
+    return _resume(killed, "torn", 2, faults)
 
 
 def _steps(log: str) -> list[dict[str, float]]:
@@ -115,19 +221,36 @@ def _rollouts(run_dir: Path, step: int) -> list[dict]:
     return [json.loads(line) for line in path.read_text().splitlines()]
 
 
-def test_two_steps_without_silent_errors(first: dict) -> None:
+def _assert_finished(log: str, resumed_from: Path, steps: Sequence[int]) -> None:
     for message in SILENT_ERRORS:
-        assert message not in first["log"]
-    assert [int(r["step"]) for r in _steps(first["log"])] == [1, 2]
-    ckpts = first["run_dir"] / "checkpoints"
-    assert {p.name for p in ckpts.glob("global_step_*")} >= {"global_step_1", "global_step_2"}
+        assert message not in log
+    assert "Resuming from " + str(resumed_from) in log
+    assert [int(r["step"]) for r in _steps(log)] == list(steps)
+    assert "codefu-train: final model of step" in log
 
 
-def test_the_exported_model_loads_and_differs_from_the_base_model(first: dict) -> None:
+def test_five_steps_without_silent_errors_before_the_kill(killed: dict) -> None:
+    for message in SILENT_ERRORS:
+        assert message not in killed["log"]
+    assert [int(r["step"]) for r in _steps(killed["log"])] == list(range(1, STEPS))
+
+
+def test_a_run_killed_while_saving_resumes_from_its_newest_whole_step(resumed: dict) -> None:
+    log = resumed["log"]
+    assert f"checkpoint global_step_{STEPS} on " in log
+    assert f"resuming from step {STEPS - 1}" in log
+    ckpts = resumed["run_dir"] / "checkpoints"
+    _assert_finished(log, ckpts / f"global_step_{STEPS - 1}", [STEPS])
+    steps = {f"global_step_{i}" for i in range(1, STEPS + 1)}
+    assert {p.name for p in ckpts.glob("global_step_*")} == steps
+    assert (ckpts / "latest_checkpointed_iteration.txt").read_text().strip() == str(STEPS)
+
+
+def test_the_exported_model_loads_and_differs_from_the_base_model(resumed: dict) -> None:
     import torch
     from transformers import AutoModelForCausalLM
 
-    run_dir = first["run_dir"]
+    run_dir = resumed["run_dir"]
     final = AutoModelForCausalLM.from_pretrained(run_dir / "model")
     base = AutoModelForCausalLM.from_pretrained(run_dir / "base_model")
     final_sd, base_sd = final.state_dict(), base.state_dict()
@@ -136,30 +259,22 @@ def test_the_exported_model_loads_and_differs_from_the_base_model(first: dict) -
     assert changed, "the exported model equals the base model"
 
 
-def test_resume_continues_the_step_counter(second: dict) -> None:
-    for message in SILENT_ERRORS:
-        assert message not in second["log"]
-    assert [int(r["step"]) for r in _steps(second["log"])] == [3]
-    ckpts = second["run_dir"] / "checkpoints"
-    assert "Resuming from " + str(ckpts / "global_step_2") in second["log"]
-    assert {p.name for p in ckpts.glob("global_step_*")} == {f"global_step_{i}" for i in (1, 2, 3)}
-    assert (ckpts / "latest_checkpointed_iteration.txt").read_text().strip() == "3"
+def test_resume_continues_the_data_position(resumed: dict) -> None:
+    run_dir = resumed["run_dir"]
+    problems = json.loads((run_dir / "data" / "easy" / "problems.json").read_text())
+    assert len(problems) == PROBLEMS
+    for step in range(1, STEPS + 1):  # unshuffled, one prompt per step: step k is problem k
+        names = {r["gts"]["name"] for r in _rollouts(run_dir, step)}
+        assert names == {problems[(step - 1) % PROBLEMS]}, (step, names)
 
 
-def test_resume_continues_the_data_position(second: dict) -> None:
-    problems = json.loads((second["run_dir"] / "data" / "easy" / "problems.json").read_text())
-    assert len(problems) == 3
-    for step in (1, 2, 3):  # unshuffled, one prompt per step: step k is problem k
-        names = {r["gts"]["name"] for r in _rollouts(second["run_dir"], step)}
-        assert names == {problems[step - 1]}, (step, names)
-
-
-def test_the_judge_scores_every_sample_through_veRL_reward_loop(second: dict) -> None:
+def test_the_judge_scores_every_sample_through_veRL_reward_loop(resumed: dict) -> None:
     from codefu_trainer.reward.config import RewardConfig, RewardMode
     from codefu_trainer.reward.service import RewardService
 
-    samples = [r for step in (1, 2, 3) for r in _rollouts(second["run_dir"], step)]
-    assert len(samples) == 3 * 4
+    run_dir = resumed["run_dir"]
+    samples = [r for step in range(1, STEPS + 1) for r in _rollouts(run_dir, step)]
+    assert len(samples) == STEPS * 4
     config = RewardConfig(mode=RewardMode.all_or_nothing)
     service = RewardService(config, local=True)  # the same judge, without Ray
     try:
@@ -172,11 +287,27 @@ def test_the_judge_scores_every_sample_through_veRL_reward_loop(second: dict) ->
     assert verdicts & {"AC", "WA", "RE", "TLE"}, verdicts
 
 
-def test_weights_reach_the_rollout_and_the_policy_moves(second: dict) -> None:
-    records = _steps(second["first_log"]) + _steps(second["log"])
+def test_weights_reach_the_rollout_and_the_policy_moves(killed: dict, resumed: dict) -> None:
+    records = _steps(killed["log"]) + _steps(resumed["log"])
     for r in records:
         # Rollout log-probs (hf_cpu server) equal the actor's: the weights were synced.
         assert r["training/rollout_probs_diff_max"] < 1e-4
     assert records[0]["actor/kl_loss"] == 0.0  # step 1: the actor is the reference
     assert records[-1]["actor/kl_loss"] > 0.0
     assert any(r["actor/grad_norm"] > 0 for r in records)
+
+
+def test_each_torn_step_is_reported_and_the_run_resumes_from_step_1(torn: dict) -> None:
+    log = torn["log"]
+    for expected in (
+        f"checkpoint global_step_{STEPS} on ",
+        f"global_step_5/{SHARD}: cut short",
+        "global_step_4/actor/optim_world_size_1_rank_0.pt: missing",
+        "global_step_3/data.pt: cut short",
+        f"global_step_2/{SHARD}: in no manifest",
+        "resuming from step 1 ",
+    ):
+        assert expected in log, expected
+    ckpts = torn["run_dir"] / "checkpoints"
+    _assert_finished(log, ckpts / "global_step_1", [2])
+    assert sorted(p.name for p in ckpts.glob("global_step_*")) == ["global_step_1", "global_step_2"]
