@@ -47,7 +47,9 @@ ENV PATH=/opt/amazon/efa/bin:${PATH} \
     NCCL_SOCKET_IFNAME=^lo,docker
 
 # The CodeFu packages with the training stack, every version pinned by the lock
-# (ninja ... wheel: flash-attn's build requirements, also from the lock).
+# (ninja ... wheel: flash-attn's build requirements, also from the lock). Bytecode compiled
+# at install: every Ray worker of every node imports torch, transformers and veRL at start.
+ENV UV_COMPILE_BYTECODE=1
 WORKDIR /opt/codefu
 COPY locks/ locks/
 COPY packages/ packages/
