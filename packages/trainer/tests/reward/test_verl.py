@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from .problems import COMPILE_ERROR_PROGRAM, DIFF_PROGRAM, SUM_PROGRAM, respond, sum_ground_truth
-from .tokenizer import build_tokenizer
+from .tokenizer import build_tokenizer, token_batch
 
 pytestmark = [pytest.mark.ray, pytest.mark.slow]
 
@@ -59,40 +59,20 @@ EXPECTED = [1.0, 0.25, -0.5, -1.0, 1.0, 1.0]
 EXPECTED_VERDICTS = ["AC", "WA", "CE", "NO_CODE", "AC", "AC"]
 
 
-def _batch(tokenizer: Any) -> Any:
-    from verl import DataProto
-
+def _batch(tokenizer: Any) -> tuple[Any, list[int]]:
     rows = [r for r in _rows() for _ in range(3)]
-    prompt_len, response_len = 24, 256
-    pad = tokenizer.pad_token_id
-    prompts = torch.full((6, prompt_len), pad, dtype=torch.long)
-    responses = torch.full((6, response_len), pad, dtype=torch.long)
-    attention = torch.zeros((6, prompt_len + response_len), dtype=torch.long)
-    lengths = []
-    for i, (row, text) in enumerate(zip(rows, RESPONSES, strict=True)):
-        p = tokenizer(row["prompt"][0]["content"])["input_ids"][-prompt_len:]
-        r = [*tokenizer(text)["input_ids"][: response_len - 1], tokenizer.eos_token_id]
-        assert len(r) < response_len, "response must fit: the test checks the last valid token"
-        prompts[i, prompt_len - len(p) :] = torch.tensor(p)  # left padded
-        attention[i, prompt_len - len(p) : prompt_len] = 1
-        responses[i, : len(r)] = torch.tensor(r)  # right padded
-        attention[i, prompt_len : prompt_len + len(r)] = 1
-        lengths.append(len(r))
-    data = DataProto.from_dict(
-        tensors={
-            "prompts": prompts,
-            "responses": responses,
-            "input_ids": torch.cat([prompts, responses], dim=1),
-            "attention_mask": attention,
-        },
-        non_tensors={
+    return token_batch(
+        tokenizer,
+        [r["prompt"][0]["content"] for r in rows],
+        RESPONSES,
+        {
             "data_source": np.array([r["data_source"] for r in rows], dtype=object),
             "reward_model": np.array([r["reward_model"] for r in rows], dtype=object),
             "extra_info": np.array([dict(r["extra_info"]) for r in rows], dtype=object),
             "uid": np.array([r["extra_info"]["name"] for r in rows], dtype=object),
         },
+        prompt_len=24,
     )
-    return data, lengths
 
 
 def _config(tokenizer_dir: Path, cache: Path, **reward: Any) -> Any:

@@ -1,7 +1,7 @@
 """veRL 0.9.1's own trainer end to end on this machine's CPU (`codefu-train cluster=cpu_verl`),
-and what it does with a torn checkpoint.
+and what it does with torn checkpoints.
 
-Three `codefu-train` processes on the rehearsal's warm-started tiny model and the shipped
+Two `codefu-train` processes on the rehearsal's warm-started tiny model and the shipped
 sample's problems, with our judge scoring every sample through veRL's reward loop; each
 starts (and stops) a Ray cluster of its own, in a private temp dir:
 
@@ -9,18 +9,16 @@ starts (and stops) a Ray cluster of its own, in a private temp dir:
    process group) as soon as the directory of step 6 appears: veRL's save of step 6 under
    way or just returned, its manifest not yet written (checked; on this project's machine
    the kill lands after veRL's files and tracker).
-2. `resumed`, on a copy of 1's run directory: step 6 is torn, so the run resumes from step
-   5, trains step 6 again and exports the final Hugging Face model. The step counter, the
-   data position, the judge's scores in veRL's rollout dump, the weight sync and the
-   exported model are checked on runs 1 and 2.
-3. `torn`, on another copy: four more faults, one per step: step 5's model shard cut to
-   half its size, step 4's optimizer shard deleted, step 3's `data.pt` cut short, step 2's
-   manifest deleted. The run reports each (which file, what is wrong), resumes from step
-   1, trains step 2 and exports its model.
+2. `resumed`, on a copy of 1's run directory with four more faults, one per step: step 5's
+   model shard cut to half its size, step 4's optimizer shard deleted, step 3's `data.pt`
+   cut short, step 2's manifest deleted. The run reports each torn step (which file, what
+   is wrong), resumes from step 1, the newest whole one, trains steps 2-6 again and exports
+   the final Hugging Face model. The step counter, the data position, the judge's scores in
+   veRL's rollout dump, the weight sync and the exported model are checked on runs 1 and 2.
 
-(Two hosts where only one host's copy is torn: test_export.py, on veRL's FSDP actor with
-two ranks.) The start-ups of Ray and veRL dominate each process's time, so every check
-shares these three runs.
+(Which whole step is the newest, and two hosts where only one host's copy is torn:
+test_checkpoints.py, and test_export.py on veRL's FSDP actor with two ranks.) The start-ups
+of Ray and veRL dominate each process's time, so every check shares these two runs.
 """
 
 from __future__ import annotations
@@ -163,37 +161,29 @@ def killed(tmp_path_factory: pytest.TempPathFactory) -> dict:
     return {"tmp": tmp, "run_dir": run_dir, "data": data, "log": log}
 
 
-def _resume(killed: dict, name: str, steps: int, tear: dict[str, str] | None = None) -> dict:
-    """A copy of the killed run's directory, `tear`'s faults applied, resumed to `steps`."""
-    run_dir = killed["tmp"] / name
-    shutil.copytree(killed["run_dir"], run_dir, symlinks=True)
-    ckpts = run_dir / "checkpoints"
-    for step_file, fault in (tear or {}).items():
-        path = ckpts / step_file
-        if fault == "cut":
-            path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
-        elif fault == "delete":
-            for target in path.parent.glob(path.name):
-                target.unlink()
-    return {"run_dir": run_dir, "log": _train(run_dir, killed["data"], steps)}
+# The faults planted in the killed run's copy (step 6 is torn by the kill itself).
+FAULTS = {
+    f"global_step_5/{SHARD}": "cut",
+    "global_step_4/actor/optim_world_size_1_rank_0.pt": "delete",
+    "global_step_3/data.pt": "cut",
+    "global_step_2/manifest.*.json": "delete",
+}
 
 
 @pytest.fixture(scope="module")
 def resumed(killed: dict) -> dict:
-    """Run 2: resumes the killed run from its newest whole step (5) and trains step 6."""
-    return _resume(killed, "resumed", STEPS)
-
-
-@pytest.fixture(scope="module")
-def torn(killed: dict) -> dict:
-    """Run 3: steps 2-6 torn, resumed from step 1 to step 2."""
-    faults = {
-        f"global_step_5/{SHARD}": "cut",
-        "global_step_4/actor/optim_world_size_1_rank_0.pt": "delete",
-        "global_step_3/data.pt": "cut",
-        "global_step_2/manifest.*.json": "delete",
-    }
-    return _resume(killed, "torn", 2, faults)
+    """Run 2: a copy of the killed run's directory, FAULTS applied, resumed to step 6."""
+    run_dir = killed["tmp"] / "resumed"
+    shutil.copytree(killed["run_dir"], run_dir, symlinks=True)
+    ckpts = run_dir / "checkpoints"
+    for step_file, fault in FAULTS.items():
+        path = ckpts / step_file
+        if fault == "cut":
+            path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
+        else:
+            for target in path.parent.glob(path.name):
+                target.unlink()
+    return {"run_dir": run_dir, "log": _train(run_dir, killed["data"], STEPS)}
 
 
 def _steps(log: str) -> list[dict[str, float]]:
@@ -235,14 +225,26 @@ def test_five_steps_without_silent_errors_before_the_kill(killed: dict) -> None:
     assert [int(r["step"]) for r in _steps(killed["log"])] == list(range(1, STEPS))
 
 
-def test_a_run_killed_while_saving_resumes_from_its_newest_whole_step(resumed: dict) -> None:
+def test_each_torn_step_is_reported_and_the_run_resumes_from_the_newest_whole_one(
+    resumed: dict,
+) -> None:
     log = resumed["log"]
-    assert f"checkpoint global_step_{STEPS} on " in log
-    assert f"resuming from step {STEPS - 1}" in log
+    for expected in (
+        f"checkpoint global_step_{STEPS} on ",  # the kill during its save
+        f"global_step_5/{SHARD}: cut short",
+        "global_step_4/actor/optim_world_size_1_rank_0.pt: missing",
+        "global_step_3/data.pt: cut short",
+        f"global_step_2/{SHARD}: in no manifest",
+        "resuming from step 1 ",
+    ):
+        assert expected in log, expected
     ckpts = resumed["run_dir"] / "checkpoints"
-    _assert_finished(log, ckpts / f"global_step_{STEPS - 1}", [STEPS])
-    steps = {f"global_step_{i}" for i in range(1, STEPS + 1)}
-    assert {p.name for p in ckpts.glob("global_step_*")} == steps
+    _assert_finished(log, ckpts / "global_step_1", range(2, STEPS + 1))
+    for step in range(1, STEPS + 1):  # every step whole again
+        assert list((ckpts / f"global_step_{step}").glob("manifest.*.json")), step
+    assert {p.name for p in ckpts.glob("global_step_*")} == {
+        f"global_step_{i}" for i in range(1, STEPS + 1)
+    }
     assert (ckpts / "latest_checkpointed_iteration.txt").read_text().strip() == str(STEPS)
 
 
@@ -295,19 +297,3 @@ def test_weights_reach_the_rollout_and_the_policy_moves(killed: dict, resumed: d
     assert records[0]["actor/kl_loss"] == 0.0  # step 1: the actor is the reference
     assert records[-1]["actor/kl_loss"] > 0.0
     assert any(r["actor/grad_norm"] > 0 for r in records)
-
-
-def test_each_torn_step_is_reported_and_the_run_resumes_from_step_1(torn: dict) -> None:
-    log = torn["log"]
-    for expected in (
-        f"checkpoint global_step_{STEPS} on ",
-        f"global_step_5/{SHARD}: cut short",
-        "global_step_4/actor/optim_world_size_1_rank_0.pt: missing",
-        "global_step_3/data.pt: cut short",
-        f"global_step_2/{SHARD}: in no manifest",
-        "resuming from step 1 ",
-    ):
-        assert expected in log, expected
-    ckpts = torn["run_dir"] / "checkpoints"
-    _assert_finished(log, ckpts / "global_step_1", [2])
-    assert sorted(p.name for p in ckpts.glob("global_step_*")) == ["global_step_1", "global_step_2"]

@@ -21,7 +21,7 @@ from ..reward.problems import (
     respond,
     sum_ground_truth,
 )
-from ..reward.tokenizer import build_tokenizer
+from ..reward.tokenizer import build_tokenizer, token_batch
 
 pytestmark = [pytest.mark.ray, pytest.mark.slow]
 
@@ -61,36 +61,21 @@ def local_ray() -> Iterator[None]:
 
 
 def _data(tokenizer: Any) -> Any:
-    from verl import DataProto
-
-    truths = _truths()
-    n, prompt_len, response_len = len(RESPONSES), 8, 256
-    prompts = torch.full((n, prompt_len), tokenizer.pad_token_id, dtype=torch.long)
-    responses = torch.full((n, response_len), tokenizer.pad_token_id, dtype=torch.long)
-    attention = torch.zeros((n, prompt_len + response_len), dtype=torch.long)
-    for i, text in enumerate(RESPONSES):
-        p = tokenizer("Print a+b")["input_ids"][-prompt_len:]
-        r = [*tokenizer(text)["input_ids"], tokenizer.eos_token_id]
-        assert len(r) <= response_len
-        prompts[i, prompt_len - len(p) :] = torch.tensor(p)
-        attention[i, prompt_len - len(p) : prompt_len] = 1
-        responses[i, : len(r)] = torch.tensor(r)
-        attention[i, prompt_len : prompt_len + len(r)] = 1
-    return DataProto.from_dict(
-        tensors={
-            "prompts": prompts,
-            "responses": responses,
-            "input_ids": torch.cat([prompts, responses], dim=1),
-            "attention_mask": attention,
-        },
-        non_tensors={
+    n = len(RESPONSES)
+    data, _ = token_batch(
+        tokenizer,
+        ["Print a+b"] * n,
+        RESPONSES,
+        {
             "data_source": np.array(["code_contests"] * n, dtype=object),
             "reward_model": np.array(
-                [{"style": "rule", "ground_truth": t} for t in truths], dtype=object
+                [{"style": "rule", "ground_truth": t} for t in _truths()], dtype=object
             ),
             "extra_info": np.array([{"index": i} for i in range(n)], dtype=object),
         },
+        prompt_len=8,
     )
+    return data
 
 
 def _verl_config(tok_dir: Path, reward_config: dict[str, Any]) -> Any:
