@@ -1,4 +1,5 @@
-"""An offline byte-level BPE tokenizer (no downloads), saved in Hugging Face format."""
+"""An offline byte-level BPE tokenizer (no downloads), saved in Hugging Face format, and the
+veRL token batch the reward-loop tests build with it."""
 
 from __future__ import annotations
 
