@@ -337,7 +337,7 @@ def part_reference(problems: Problems, source: str, cpus: int, prompts: int = 64
         f"{n_tests} tests in all, {source}; {cpus} CPUs"
     )
 
-    ray.init(num_cpus=cpus, log_to_driver=False, include_dashboard=False)
+    ray.init(address="local", num_cpus=cpus, log_to_driver=False, include_dashboard=False)
     cache = Path(tempfile.mkdtemp(prefix="codefu-bench-reward-"))
     try:
         common = [c for c in cases if c.variant not in SKIP_IN_BASELINE]
@@ -497,7 +497,7 @@ def part_step(problems: Problems, source: str, cpus: int, prompts: int = 64) -> 
         return RewardConfig(worker=WorkerConfig(cache_dir=str(cache)))
 
     config = fresh_config()
-    ray.init(num_cpus=cpus, log_to_driver=False, include_dashboard=False)
+    ray.init(address="local", num_cpus=cpus, log_to_driver=False, include_dashboard=False)
     try:
         service = RewardService(config)
         try:
@@ -605,7 +605,9 @@ def _audited_step(
     step's wall time (until ``score`` returns), the wall time until its audits are judged
     too, the pool's window of the step, and how many verdicts equal the truth."""
     cache = Path(tempfile.mkdtemp(prefix="codefu-bench-audit-"))
-    ray.init(num_cpus=ray_cpus or cpus, log_to_driver=False, include_dashboard=False)
+    ray.init(
+        address="local", num_cpus=ray_cpus or cpus, log_to_driver=False, include_dashboard=False
+    )
     try:
         config = RewardConfig(
             worker=WorkerConfig(cache_dir=str(cache), num_workers=ray_cpus, audit_share=share)

@@ -200,7 +200,7 @@ def ray_cluster() -> Iterator[None]:
     pytest.importorskip("codefu_sandbox")
     # Logical CPUs to spare: a pool plans its workers on the available ones, and those of
     # the previous test's killed workers may not be released yet.
-    ray.init(num_cpus=4, include_dashboard=False, log_to_driver=False)
+    ray.init(address="local", num_cpus=4, include_dashboard=False, log_to_driver=False)
     try:
         yield
     finally:

@@ -70,7 +70,7 @@ def test_local_workers_give_the_same_results_as_the_ray_pool(cache: Path) -> Non
         stats = local.stats()
     finally:
         local.close()
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
     try:
         on_ray = RewardService(config)
         try:

@@ -35,6 +35,7 @@ def _free_port() -> int:
 def metrics_port() -> Iterator[int]:
     port = _free_port()
     ray.init(
+        address="local",
         num_cpus=2,
         include_dashboard=False,
         log_to_driver=False,

@@ -21,7 +21,7 @@ pytest.importorskip("verl")
 
 @pytest.fixture(scope="module")
 def local_ray() -> Iterator[None]:
-    ray.init(num_cpus=2, log_to_driver=False)
+    ray.init(address="local", num_cpus=2, log_to_driver=False)
     try:
         yield
     finally:

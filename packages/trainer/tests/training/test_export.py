@@ -130,7 +130,7 @@ def test_the_final_model_gathers_both_hosts_shards_into_sm_model_dir(
     head, other = (Path(h) / "checkpoints" for h in saved["spec"]["hosts"])
     out = final_model_dir(tmp_path / "run")
     assert out == tmp_path / "opt_ml_model"
-    ray.init(num_cpus=1, include_dashboard=False, log_to_driver=False)
+    ray.init(address="local", num_cpus=1, include_dashboard=False, log_to_driver=False)
     try:
         node = ray.get_runtime_context().get_node_id()
         # The other host's root, read only through Ray tasks pinned to a node.

@@ -52,7 +52,7 @@ def transfer_queue() -> Iterator[Any]:
     # TransferQueue's controller and two storage units ask for one CPU each.
     started = not ray.is_initialized()
     if started:
-        ray.init(num_cpus=4, include_dashboard=False, log_to_driver=False)
+        ray.init(address="local", num_cpus=4, include_dashboard=False, log_to_driver=False)
     try:
         tq.init()
         yield tq

@@ -53,7 +53,7 @@ def _truths() -> list[dict[str, Any]]:
 def local_ray() -> Iterator[None]:
     # Logical CPUs: 2 judge workers, the reward-loop worker, TransferQueue's controller and
     # storage unit (one CPU each).
-    ray.init(num_cpus=6, include_dashboard=False, log_to_driver=False)
+    ray.init(address="local", num_cpus=6, include_dashboard=False, log_to_driver=False)
     try:
         yield
     finally:
