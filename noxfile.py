@@ -34,6 +34,16 @@ LOCKS = ROOT / "locks"
 PROFILES = ("cpu", "cuda")
 LOCK_PLATFORM = "x86_64-manylinux_2_28"
 SUITE_TIMEOUT = "900"  # pytest-timeout per test: nothing may hang CI
+# Suites that wait much of their time on Ray start-ups, subprocesses and sleeps: their test
+# files run on pytest-xdist workers, one per core (at most 4); a file stays on one worker, so
+# its module-scoped fixtures (Ray clusters, prepared data) start once.
+PARALLEL_SUITES = ("trainer", "launcher")
+PARALLEL_ARGS = (
+    "--numprocesses=auto",
+    "--maxprocesses=4",
+    "--dist=loadfile",
+    "--no-loadscope-reorder",
+)
 
 nox.options.default_venv_backend = "uv|virtualenv"
 nox.options.sessions = ["lint", "tests", "judge-tests"]
@@ -243,7 +253,8 @@ def tests(session: nox.Session, package: str) -> None:
     extras = "test,train" if package == "trainer" else "test"
     install(session, *group("test"), *editables(**{package: extras}))
     ignore = ["--ignore=packages/sandbox/tests/judge"] if package == "sandbox" else []
-    run_pytest(session, f"packages/{package}/tests", *ignore)
+    parallel = PARALLEL_ARGS if package in PARALLEL_SUITES else ()
+    run_pytest(session, f"packages/{package}/tests", *ignore, *parallel)
 
 
 @nox.session(name="judge-tests", python=PYTHON)

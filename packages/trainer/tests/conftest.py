@@ -85,3 +85,24 @@ def _no_mlflow_run_between_tests() -> Iterator[None]:
     if mlflow is not None:
         while mlflow.active_run() is not None:
             mlflow.end_run()
+
+
+# The suite's longest files (minutes each on 2 cores), started first: under pytest-xdist
+# (`--dist=loadfile`) the other workers then take the many short files meanwhile, instead of
+# one worker starting a long file when the rest of the suite is done.
+LONGEST_FILES = (
+    "training/test_verl_cpu_trainer.py",
+    "training/test_rehearsal.py",
+    "training/test_export.py",
+    "reward/test_cluster.py",
+)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    def rank(item: pytest.Item) -> int:
+        path = item.path.as_posix()
+        return next(
+            (i for i, f in enumerate(LONGEST_FILES) if path.endswith(f)), len(LONGEST_FILES)
+        )
+
+    items.sort(key=rank)  # stable: every file keeps its tests' order
