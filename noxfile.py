@@ -152,8 +152,8 @@ def install(session: nox.Session, *requirements: str, compile_bytecode: bool = T
 
     A reused environment that already holds exactly this (same requirements, same lock,
     same pyprojects) is left as it is: nothing is installed or even resolved again.
-    `compile_bytecode`: see below; off where an environment's few imports cost less than
-    compiling all of it.
+    `compile_bytecode=False` where the environment's few imports cost less than compiling
+    all of it (the comment at the install says what compiling saves).
     """
     profile = lock_profile()
     stamp = Path(session.virtualenv.location) / ".codefu-installed"
