@@ -6,7 +6,9 @@ import json
 import os
 import sys
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -56,6 +58,21 @@ def write_prepared(out: Path, train: int, test: int) -> Path:
 
     (out / "manifest.json").write_text(json.dumps({"format": MANIFEST_FORMAT}))
     return out
+
+
+@contextmanager
+def own_ray_cluster(num_cpus: int, **init: Any) -> Iterator[None]:
+    """A Ray cluster of the test's own on this machine, shut down after. `address="local"`:
+    a bare ray.init() joins any cluster already running here (another xdist worker's)."""
+    import ray
+
+    ray.init(
+        address="local", num_cpus=num_cpus, include_dashboard=False, log_to_driver=False, **init
+    )
+    try:
+        yield
+    finally:
+        ray.shutdown()
 
 
 @pytest.fixture

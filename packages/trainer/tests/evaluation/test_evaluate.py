@@ -16,7 +16,7 @@ from codefu_trainer.evaluation.generation import BackendChoice, Generated, Messa
 from codefu_trainer.evaluation.passk import pass_at_k
 from codefu_trainer.evaluation.store import SAMPLES_FILE, SUMMARY_FILE
 
-from ..conftest import APLUSB_OK, CONF
+from ..conftest import APLUSB_OK, CONF, own_ray_cluster
 from ..reward.problems import DIFF_PROGRAM, respond
 
 RESPONSES = (APLUSB_OK, respond(DIFF_PROGRAM), "I cannot solve this.")  # AC, WA, NO_CODE
@@ -24,12 +24,9 @@ RESPONSES = (APLUSB_OK, respond(DIFF_PROGRAM), "I cannot solve this.")  # AC, WA
 
 @pytest.fixture(scope="module")
 def ray_cluster() -> Iterator[None]:
-    ray = pytest.importorskip("ray")
-    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
-    try:
+    pytest.importorskip("ray")
+    with own_ray_cluster(num_cpus=2):
         yield
-    finally:
-        ray.shutdown()
 
 
 class ScriptedGenerator:

@@ -25,6 +25,7 @@ from codefu_trainer.reward.service import RewardService, run_blocking
 from codefu_trainer.reward.step_metrics import step_metrics
 from codefu_trainer.reward.worker import JobOutcome, JudgeJob, audit_chosen, audit_flip
 
+from ..conftest import own_ray_cluster
 from .problems import (
     COMPILE_ERROR_PROGRAM,
     DIFF_PROGRAM,
@@ -196,15 +197,12 @@ async def _await_until(ready: Callable[[], bool], what: str) -> None:
 
 @pytest.fixture(scope="module")
 def ray_cluster() -> Iterator[None]:
-    ray = pytest.importorskip("ray")
+    pytest.importorskip("ray")
     pytest.importorskip("codefu_sandbox")
     # Logical CPUs to spare: a pool plans its workers on the available ones, and those of
     # the previous test's killed workers may not be released yet.
-    ray.init(address="local", num_cpus=4, include_dashboard=False, log_to_driver=False)
-    try:
+    with own_ray_cluster(num_cpus=4):
         yield
-    finally:
-        ray.shutdown()
 
 
 @pytest.fixture(params=["local", pytest.param("ray", marks=pytest.mark.ray)])

@@ -13,6 +13,7 @@ import pytest
 from codefu_trainer.reward.config import DeadlineConfig, RewardConfig, WorkerConfig
 from codefu_trainer.reward.service import RewardService
 
+from ..conftest import own_ray_cluster
 from .problems import (
     COMPILE_ERROR_PROGRAM,
     DIFF_PROGRAM,
@@ -61,7 +62,7 @@ def _config(cache: Path, workers: int) -> RewardConfig:
 
 @pytest.mark.ray
 def test_local_workers_give_the_same_results_as_the_ray_pool(cache: Path) -> None:
-    ray = pytest.importorskip("ray")
+    pytest.importorskip("ray")
     responses, truths = _batch()
     config = _config(cache, workers=2)
     local = RewardService(config, local=True)
@@ -70,15 +71,12 @@ def test_local_workers_give_the_same_results_as_the_ray_pool(cache: Path) -> Non
         stats = local.stats()
     finally:
         local.close()
-    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
-    try:
+    with own_ray_cluster(num_cpus=2):
         on_ray = RewardService(config)
         try:
             ray_results = on_ray.score(responses, truths)
         finally:
             on_ray.close()
-    finally:
-        ray.shutdown()
     assert [r["verdict"] for r in local_results] == [
         "AC",
         "WA",

@@ -18,6 +18,7 @@ from codefu_trainer.reward.service import RewardService, run_blocking
 from codefu_trainer.reward.step_metrics import step_metrics
 from codefu_trainer.reward.worker import JudgeJob
 
+from ..conftest import own_ray_cluster
 from .problems import COMPILE_ERROR_PROGRAM, DIFF_PROGRAM, SUM_PROGRAM, respond, sum_ground_truth
 
 pytestmark = [pytest.mark.ray, pytest.mark.slow]
@@ -34,18 +35,12 @@ def _free_port() -> int:
 @pytest.fixture(scope="module")
 def metrics_port() -> Iterator[int]:
     port = _free_port()
-    ray.init(
-        address="local",
+    with own_ray_cluster(
         num_cpus=2,
-        include_dashboard=False,
-        log_to_driver=False,
         _metrics_export_port=port,
         _system_config={"metrics_report_interval_ms": 500},
-    )
-    try:
+    ):
         yield port
-    finally:
-        ray.shutdown()
 
 
 def _scrape(port: int) -> str:

@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from ..conftest import own_ray_cluster
 from .problems import COMPILE_ERROR_PROGRAM, DIFF_PROGRAM, SUM_PROGRAM, respond, sum_ground_truth
 from .tokenizer import build_tokenizer, token_batch
 
@@ -21,11 +22,8 @@ pytest.importorskip("verl")
 
 @pytest.fixture(scope="module")
 def local_ray() -> Iterator[None]:
-    ray.init(address="local", num_cpus=2, log_to_driver=False)
-    try:
+    with own_ray_cluster(num_cpus=2):
         yield
-    finally:
-        ray.shutdown()
 
 
 def _rows() -> list[dict[str, Any]]:

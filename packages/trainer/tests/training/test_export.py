@@ -34,7 +34,7 @@ from codefu_trainer.training.export import LocalHost, RayNodeHost, export_final_
 from codefu_trainer.training.manifest import list_files
 from codefu_trainer.training.tiny_model import write_tiny_model
 
-from ..conftest import CONF
+from ..conftest import CONF, own_ray_cluster
 
 HELPER = Path(__file__).with_name("two_host_checkpoint.py")
 STEP1 = "global_step_1/actor"
@@ -130,16 +130,13 @@ def test_the_final_model_gathers_both_hosts_shards_into_sm_model_dir(
     head, other = (Path(h) / "checkpoints" for h in saved["spec"]["hosts"])
     out = final_model_dir(tmp_path / "run")
     assert out == tmp_path / "opt_ml_model"
-    ray.init(address="local", num_cpus=1, include_dashboard=False, log_to_driver=False)
-    try:
+    with own_ray_cluster(num_cpus=1):
         node = ray.get_runtime_context().get_node_id()
         # The other host's root, read only through Ray tasks pinned to a node.
         written = export_final_model(
             head, out, hosts=[LocalHost(head), RayNodeHost(node, other, name="host1")]
         )
         listings = on_every_ray_node(list_files, other)  # what PruneOnEveryNode runs on
-    finally:
-        ray.shutdown()
     assert listings == [list_files(other)]
     assert written == out
     assert not head.with_name(head.name + ".export").exists()  # staging removed

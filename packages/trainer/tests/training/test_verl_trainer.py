@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from ..conftest import own_ray_cluster
 from ..reward.problems import (
     COMPILE_ERROR_PROGRAM,
     DIFF_PROGRAM,
@@ -53,11 +54,8 @@ def _truths() -> list[dict[str, Any]]:
 def local_ray() -> Iterator[None]:
     # Logical CPUs: 2 judge workers, the reward-loop worker, TransferQueue's controller and
     # storage unit (one CPU each).
-    ray.init(address="local", num_cpus=6, include_dashboard=False, log_to_driver=False)
-    try:
+    with own_ray_cluster(num_cpus=6):
         yield
-    finally:
-        ray.shutdown()
 
 
 def _data(tokenizer: Any) -> Any:
