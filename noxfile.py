@@ -357,7 +357,7 @@ def prepare(session: nox.Session) -> None:
 @nox.session(python=PYTHON)
 def train(session: nox.Session) -> None:
     """Train (cluster=local), rehearse on CPU (cluster=cpu: TRL; cluster=cpu_verl: veRL's own
-    trainer, README "veRL on CPU") or submit (cluster=sagemaker_*).
+    trainer, docs/train.md "veRL on CPU") or submit (cluster=sagemaker_*).
 
     Arguments are Hydra overrides: `nox -s train -- cluster=sagemaker_p4de trainer.total_epochs=1`.
     """
