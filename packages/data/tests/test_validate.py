@@ -79,8 +79,8 @@ def test_validation_judges_under_the_scaled_time_limit() -> None:
     import pyarrow as pa
 
     from codefu_data.config import DataConfig
-    from codefu_data.judging_rules import JudgingRules
     from codefu_data.prepare import _validate
+    from codefu_sandbox.rules import JudgingRules
 
     class Recorder:
         def __init__(self) -> None:

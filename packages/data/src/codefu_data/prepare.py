@@ -40,11 +40,7 @@ from codefu_data.checkers import (
 )
 from codefu_data.config import DataConfig, check_config
 from codefu_data.filters import DuplicateIndex, ProblemMeta, quality_reason
-from codefu_data.judging_rules import (
-    JudgingRules,
-    rules_from_statement,
-    truncated_output,
-)
+from codefu_data.judging_rules import rules_from_statement, truncated_output
 from codefu_data.prompts import build_messages
 from codefu_data.reader import DataError, Source, resolve_source
 from codefu_data.schema import (
@@ -66,8 +62,9 @@ from codefu_data.schema import (
 from codefu_data.solutions import cpp_programs
 from codefu_data.tiers import assign_tier
 from codefu_data.validate import NO_PRIVATE_TESTS_AFTER_VALIDATION, Candidate, Validator
-from codefu_sandbox import Judge
-from codefu_sandbox.rules import checker_params
+from codefu_sandbox import CheckerConfig, Judge
+from codefu_sandbox.rules import JudgingRules
+from codefu_sandbox.rules import checker_config as rules_checker_config
 
 MANIFEST = "manifest.json"
 # The layout of manifest.json and the processed parquet: raised when either changes, so a
@@ -254,7 +251,7 @@ def _build_rows(
     tier: str,
     first_index: int,
     tests_override: tuple[list[dict[str, list[str]]], list[dict[str, list[str]]]] | None,
-    checkers: list[dict[str, Any] | None] | None = None,
+    checkers: list[CheckerConfig | None] | None = None,
 ) -> pa.Table:
     n = sub.num_rows
     if tests_override is None:
@@ -280,7 +277,9 @@ def _build_rows(
             public,
             time_limit,
             pa.array([r.to_dict() for r in rules], JUDGING_RULES_TYPE),
-            pa.array(checkers or [None] * n, CHECKER_TYPE),
+            pa.array(
+                [None if c is None else c.to_dict() for c in checkers or [None] * n], CHECKER_TYPE
+            ),
         ],
         fields=list(GROUND_TRUTH_TYPE),
     )
@@ -737,7 +736,7 @@ def _validate(
                 judge_time_seconds(r["time_limit"], scale=validator.cfg.time_limit_scale),
                 r["memory_limit_bytes"],
                 None if row in skip else r.get("solutions"),
-                checker_params(validator.cfg.validate_checker, rule),
+                rules_checker_config(validator.cfg.validate_checker, rule),
             )
         )
     decisions = validator.run(candidates)
