@@ -22,8 +22,8 @@ from codefu_launcher.auth import (
     AUTH_SECRET_ENV,
     SECRET_PARAMETERS_ENV,
 )
+from codefu_launcher.pass_env import NEVER_PASS, PASS_ENV_ENV
 from codefu_launcher.plan import HOMOGENEOUS_GROUP
-from codefu_launcher.run import NEVER_PASS, PASS_ENV_ENV
 
 RUN_NAME_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 # A job is named <base>-<random suffix>-<the SDK's timestamp, to the second>: the suffix
