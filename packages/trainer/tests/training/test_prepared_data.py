@@ -1,5 +1,5 @@
 """`codefu-train` on a prepared dataset it cannot read: one line naming the file and the fix,
-exit 2, and no run directory (codefu_trainer.training.prepared_data)."""
+exit 2, and no run directory (codefu_trainer.run.prepared_data)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""codefu_trainer.training.progress: a line every few seconds of a long loop, and at its end."""
+"""codefu_trainer.run.progress: a line every few seconds of a long loop, and at its end."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import io
 from hypothesis import given
 from hypothesis import strategies as st
 
-from codefu_trainer.training.progress import Heartbeat, Progress
+from codefu_trainer.run.progress import Heartbeat, Progress
 
 
 class Clock:
