@@ -37,7 +37,7 @@ def main() -> int:
     from codefu_trainer.evaluation.config import compose_eval
     from codefu_trainer.evaluation.run import evaluate
     from codefu_trainer.run.config import RehearsalConfig, TinyModelConfig
-    from codefu_trainer.training.rehearsal.loop import load_prompts
+    from codefu_trainer.run.prompt_rows import load_prompts
     from codefu_trainer.training.rehearsal.tiny_model import warm_start, write_tiny_model
 
     rehearsal = RehearsalConfig()

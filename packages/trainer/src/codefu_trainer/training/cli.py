@@ -1,9 +1,9 @@
 """`codefu-train --config-dir CONF [OVERRIDES...]`: compose, validate, record, dispatch.
 
-Composition is `codefu_trainer.training.compose`. Then cluster.kind decides: local → veRL
-on this machine's GPUs (or a SageMaker job's Ray cluster); cpu → the CPU rehearsal;
-cpu_verl → veRL's own trainer on this machine's CPU; sagemaker → a SageMaker training job
-(dry run by default).
+Composition is `codefu_trainer.training.compose` (stage 1: `codefu_trainer.run.compose`).
+Then cluster.kind decides: local → veRL on this machine's GPUs (or a SageMaker job's Ray
+cluster); cpu → the CPU rehearsal; cpu_verl → veRL's own trainer on this machine's CPU;
+sagemaker → a SageMaker training job (dry run by default).
 
 Exit codes: 0 done, 2 configuration error or an unreadable input file, 3 missing
 prerequisite (no GPU, no data, no credentials), 1 the run itself failed.
