@@ -1,8 +1,52 @@
-"""Settings shared by every package's test suite (pytest loads this file from the rootdir)."""
+"""Settings and fixtures shared by every package's test suite.
 
+pytest loads this file for every suite: the root pyproject.toml holds pytest's settings, so
+the repository root is the rootdir (and the default confcutdir) wherever pytest starts.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
 from hypothesis import settings
 
 # Property tests assert what a function returns, never how fast: CI machines are shared and
 # noisy (a 200 ms example deadline failed a checker property on a loaded 2-core machine).
 settings.register_profile("codefu", deadline=None)
 settings.load_profile("codefu")
+
+REAL_DATA_ENV = "CODEFU_REAL_DATA"
+EASY = "codefu_easy"
+SPLITS = ("train", "test")
+
+
+@pytest.fixture(scope="session")
+def real_data_dir() -> Path | None:
+    """The real-data folder ($CODEFU_REAL_DATA, the repository's ../shared/data), or None
+    when it is unset. Set but without codefu_easy/{train,test}.parquet fails the test: a
+    wrong path must not turn the real-data tests into silent skips."""
+    root = os.environ.get(REAL_DATA_ENV)
+    if not root:
+        return None
+    missing = [str(Path(root) / EASY / f"{s}.parquet") for s in SPLITS]
+    missing = [path for path in missing if not Path(path).is_file()]
+    if missing:
+        pytest.fail(
+            f"{REAL_DATA_ENV}={root} lacks {', '.join(missing)}: point it at the folder "
+            f"holding {EASY}/{{train,test}}.parquet (shared/data), or unset it."
+        )
+    return Path(root)
+
+
+@pytest.fixture(scope="session")
+def codefu_easy(real_data_dir: Path | None) -> Path:
+    """$CODEFU_REAL_DATA/codefu_easy, the real CodeContests problems ({train,test}.parquet);
+    the test skips when CODEFU_REAL_DATA is unset."""
+    if real_data_dir is None:
+        pytest.skip(
+            f"{REAL_DATA_ENV} is unset: set it to a folder holding "
+            f"{EASY}/{{train,test}}.parquet (real CodeContests problems) to run this"
+        )
+    return real_data_dir / EASY

@@ -36,9 +36,9 @@ def main() -> int:
     from codefu_data.sample import sample_dataset_dir
     from codefu_trainer.evaluation.config import compose_eval
     from codefu_trainer.evaluation.run import evaluate
-    from codefu_trainer.training.config import RehearsalConfig, TinyModelConfig
-    from codefu_trainer.training.rehearsal import load_prompts
-    from codefu_trainer.training.tiny_model import warm_start, write_tiny_model
+    from codefu_trainer.run.config import RehearsalConfig, TinyModelConfig
+    from codefu_trainer.run.prompt_rows import load_prompts
+    from codefu_trainer.training.rehearsal.tiny_model import warm_start, write_tiny_model
 
     rehearsal = RehearsalConfig()
     with tempfile.TemporaryDirectory(prefix="codefu-bench-eval-") as tmp:

@@ -199,18 +199,31 @@ class Layer:
     entry_points: Mapping[str, frozenset[str]] = field(default_factory=dict)
 
 
-# The layers inside the trainer (docs/ARCHITECTURE.md, "Packages").
+# The layers inside the trainer (docs/ARCHITECTURE.md, "Packages"): the reward at the bottom,
+# the run layer (what training and evaluation share) above it, then evaluation, then training.
+NO_TRAINING_STACK = "the reward never imports {}: a judge node has no training stack"
+SHARED = "the run layer is what training and evaluation share: it imports neither"
 LAYERS = (
+    *(
+        Layer(package, importers="codefu_trainer.reward", why=NO_TRAINING_STACK.format(package))
+        for package in (
+            "codefu_trainer.run",
+            "codefu_trainer.evaluation",
+            "codefu_trainer.training",
+        )
+    ),
+    Layer("codefu_trainer.training", importers="codefu_trainer.run", why=SHARED),
+    Layer("codefu_trainer.evaluation", importers="codefu_trainer.run", why=SHARED),
     Layer(
         "codefu_trainer.training",
-        importers="codefu_trainer.reward",
-        why="the reward never imports training: a judge node has no training stack",
+        importers="codefu_trainer.evaluation",
+        why="evaluation stands beside training: it imports the run layer and the reward only",
     ),
     Layer(
-        "codefu_trainer.training.verl_cpu",
+        "codefu_trainer.training.verl.cpu",
         why="veRL on CPU is reached only through its entry point, from codefu-train's dispatch",
         entry_points={
-            "codefu_trainer.training.cli": frozenset({"codefu_trainer.training.verl_cpu.run"})
+            "codefu_trainer.training.cli": frozenset({"codefu_trainer.training.verl.cpu.run"})
         },
     ),
 )
@@ -235,44 +248,72 @@ def layer_violations(
 
 
 def test_the_trainer_layers_hold() -> None:
-    """The reward never imports training; nothing but codefu-train's dispatch imports veRL
-    on CPU, and that only through its entry point."""
+    """The reward imports none of run, evaluation and training; the run layer imports neither
+    evaluation nor training; evaluation never imports training; nothing but codefu-train's
+    dispatch imports veRL on CPU, and that only through its entry point."""
     graph = _import_graph(_source_modules())
     assert not layer_violations(graph), "\n".join(layer_violations(graph))
 
 
 def test_the_layer_check_finds_a_forbidden_import(tmp_path: Path) -> None:
-    """A module tree with a reward module importing training (in a function, as the moved
-    code did), a training module importing the CPU path, and the CLI importing a CPU module
-    other than the entry point: each is reported; the allowed imports are not."""
+    """A planted module tree with one import across each layer the wrong way (some inside a
+    function, as moved code tends to have them): each is reported; the allowed imports
+    (run → reward, evaluation → run and reward, training → all three, the CLI → the CPU
+    entry point, within a package) are not."""
     files = {
         "codefu_trainer/__init__.py": "",
         "codefu_trainer/reward/__init__.py": "",
         "codefu_trainer/reward/metrics.py": (
-            "def f():\n    from codefu_trainer.training.tracking import run_taking_params\n"
+            "def f():\n    from codefu_trainer.run.tracking import run_taking_params\n"
         ),
         "codefu_trainer/reward/rules.py": "from codefu_trainer.reward import metrics\n",
+        "codefu_trainer/reward/service.py": (
+            "import codefu_trainer.evaluation.run\nfrom codefu_trainer.training import cli\n"
+        ),
+        "codefu_trainer/run/__init__.py": "",
+        "codefu_trainer/run/tracking.py": "from codefu_trainer.reward.rules import *\n",
+        "codefu_trainer/run/config.py": (
+            "from codefu_trainer.run import tracking\n"
+            "def f():\n    from codefu_trainer.training.verl import main\n"
+        ),
+        "codefu_trainer/run/progress.py": "from codefu_trainer.evaluation.summary import x\n",
+        "codefu_trainer/evaluation/__init__.py": "",
+        "codefu_trainer/evaluation/summary.py": "",
+        "codefu_trainer/evaluation/run.py": (
+            "from codefu_trainer.run.config import TrainConfig\n"
+            "from codefu_trainer.reward.service import RewardService\n"
+            "from codefu_trainer.evaluation import summary\n"
+            "def f():\n    from codefu_trainer.training.compose import ComposedRun\n"
+        ),
         "codefu_trainer/training/__init__.py": "",
-        "codefu_trainer/training/tracking.py": "from codefu_trainer.reward.rules import *\n",
-        "codefu_trainer/training/verl_main.py": (
-            "from codefu_trainer.training.verl_cpu import run as cpu\n"
+        "codefu_trainer/training/compose.py": "from codefu_trainer.run.config import x\n",
+        "codefu_trainer/training/verl/__init__.py": "",
+        "codefu_trainer/training/verl/main.py": (
+            "from codefu_trainer.training.verl.cpu import run as cpu\n"
         ),
         "codefu_trainer/training/cli.py": (
-            "from codefu_trainer.training.verl_cpu import run\n"
-            "import codefu_trainer.training.verl_cpu.patches\n"
+            "from codefu_trainer.evaluation.run import evaluate\n"
+            "from codefu_trainer.reward import rules\n"
+            "from codefu_trainer.training.verl.cpu import run\n"
+            "import codefu_trainer.training.verl.cpu.patches\n"
         ),
-        "codefu_trainer/training/verl_cpu/__init__.py": "",
-        "codefu_trainer/training/verl_cpu/run.py": "from . import patches\n",
-        "codefu_trainer/training/verl_cpu/patches.py": "",
+        "codefu_trainer/training/verl/cpu/__init__.py": "",
+        "codefu_trainer/training/verl/cpu/run.py": "from . import patches\n",
+        "codefu_trainer/training/verl/cpu/patches.py": "",
     }
     for name, text in files.items():
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_text(text)
     graph = _import_graph(_modules_under(tmp_path, "codefu_trainer"))
-    assert [v.split(" (")[0] for v in layer_violations(graph)] == [
-        "codefu_trainer.reward.metrics → codefu_trainer.training.tracking",
-        "codefu_trainer.training.cli → codefu_trainer.training.verl_cpu.patches",
-        "codefu_trainer.training.verl_main → codefu_trainer.training.verl_cpu.run",
+    assert sorted(v.split(" (")[0] for v in layer_violations(graph)) == [
+        "codefu_trainer.evaluation.run → codefu_trainer.training.compose",
+        "codefu_trainer.reward.metrics → codefu_trainer.run.tracking",
+        "codefu_trainer.reward.service → codefu_trainer.evaluation.run",
+        "codefu_trainer.reward.service → codefu_trainer.training.cli",
+        "codefu_trainer.run.config → codefu_trainer.training.verl.main",
+        "codefu_trainer.run.progress → codefu_trainer.evaluation.summary",
+        "codefu_trainer.training.cli → codefu_trainer.training.verl.cpu.patches",
+        "codefu_trainer.training.verl.main → codefu_trainer.training.verl.cpu.run",
     ]
 
 

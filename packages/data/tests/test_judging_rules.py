@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import textwrap
 from pathlib import Path
 from typing import Any
@@ -1248,22 +1247,13 @@ REAL_CUT = {
 
 
 @pytest.mark.real_data
-def test_all_real_statements() -> None:
-    root = os.environ.get("CODEFU_REAL_DATA")
-    if not root:
-        pytest.skip(
-            "CODEFU_REAL_DATA is unset: set it to a folder holding "
-            "codefu_easy/{train,test}.parquet (real CodeContests problems) to run this"
-        )
-    directory = Path(root) / "codefu_easy"
-    if not directory.is_dir():
-        pytest.skip(f"{directory} does not exist")
+def test_all_real_statements(codefu_easy: Path) -> None:
     import pyarrow.parquet as pq
 
     rows = [
         row
         for split in ("train", "test")
-        for row in pq.read_table(directory / f"{split}.parquet").to_pylist()
+        for row in pq.read_table(codefu_easy / f"{split}.parquet").to_pylist()
     ]
     assert len(rows) == 840
     counts = dict.fromkeys(REAL_COUNTS, 0)

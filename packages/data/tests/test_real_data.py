@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
@@ -13,22 +12,9 @@ from codefu_data.schema import OUTPUT_SCHEMA, REFERENCE_REWARD_MODEL_TYPE
 pytestmark = pytest.mark.real_data
 
 
-def _reference_dir() -> Path:
-    root = os.environ.get("CODEFU_REAL_DATA")
-    if not root:
-        pytest.skip(
-            "CODEFU_REAL_DATA is unset: set it to a folder holding "
-            "codefu_easy/{train,test}.parquet (real CodeContests problems) to run this"
-        )
-    path = Path(root) / "codefu_easy"
-    if not path.is_dir():
-        pytest.skip(f"{path} does not exist")
-    return path
-
-
 @pytest.mark.parametrize("split", ["train", "test"])
-def test_reference_schema_equals_ours(split: str) -> None:
-    table = read_processed(_reference_dir() / f"{split}.parquet")  # raises on any type difference
+def test_reference_schema_equals_ours(codefu_easy: Path, split: str) -> None:
+    table = read_processed(codefu_easy / f"{split}.parquet")  # raises on any type difference
     ours = OUTPUT_SCHEMA.remove(OUTPUT_SCHEMA.get_field_index("extra_info"))
     index = ours.get_field_index("reward_model")
     ours = ours.set(index, ours.field(index).with_type(REFERENCE_REWARD_MODEL_TYPE))

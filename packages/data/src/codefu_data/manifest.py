@@ -21,7 +21,7 @@ from codefu_sandbox.rules import JudgingRules
 
 MANIFEST = "manifest.json"
 # The layout of manifest.json and the processed parquet: raised when either changes, so a
-# trainer can tell a dataset prepared by another version (codefu_trainer.training.prepared_data).
+# trainer can tell a dataset prepared by another version (codefu_trainer.run.prepared_data).
 MANIFEST_FORMAT = 1
 STAMP = ".prepare-stamp.json"
 RULE_NAMES = ("any_case", "tolerance", "several_answers", "any_order")

@@ -7,13 +7,13 @@ derived from it that must get exactly one verdict each: `wa.cpp` (a logic bug),
 exit), `mle.cpp` (allocates several times the memory limit) and `ce.cpp` (does not
 compile). Each is judged with the problem's own time and memory limits on its real
 tests from `$CODEFU_REAL_DATA/codefu_easy/{train,test}.parquet` by the suite's
-shared `judge` fixture (conftest.py); skipped when `CODEFU_REAL_DATA` is unset.
+shared `judge` fixture (conftest.py); skipped when `CODEFU_REAL_DATA` is unset (the root
+conftest's `codefu_easy` fixture).
 """
 
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,7 +33,6 @@ EXPECTED: dict[str, Verdict] = {
     "mle": Verdict.MLE,
     "ce": Verdict.CE,
 }
-REAL_DATA = os.environ.get("CODEFU_REAL_DATA", "")
 
 
 @dataclass(frozen=True)
@@ -52,8 +51,8 @@ def _tests(block: Mapping[str, Any] | None) -> list[TestCase]:
     return [TestCase(i, o) for i, o in zip(block["input"], block["output"], strict=True)]
 
 
-def _load_problems(data_dir: Path) -> dict[str, Problem]:
-    """The manifest's problems, read from the real parquet files under `data_dir`."""
+def _load_problems(easy: Path) -> dict[str, Problem]:
+    """The manifest's problems, read from the real parquet files in `easy`."""
     try:
         import pyarrow.parquet as pq
     except ImportError:
@@ -63,10 +62,7 @@ def _load_problems(data_dir: Path) -> dict[str, Problem]:
         )
     wanted = {meta["name"]: slug for slug, meta in MANIFEST.items()}
     found: dict[str, Problem] = {}
-    files = [data_dir / "codefu_easy" / f"{split}.parquet" for split in ("train", "test")]
-    missing = [str(f) for f in files if not f.is_file()]
-    if missing:
-        pytest.fail(f"CODEFU_REAL_DATA={data_dir} lacks {missing}; point it at shared/data.")
+    files = [easy / f"{split}.parquet" for split in ("train", "test")]
     for path in files:
         table = pq.read_table(path, columns=["reward_model"])
         for row in table.column("reward_model").to_pylist():
@@ -84,13 +80,13 @@ def _load_problems(data_dir: Path) -> dict[str, Problem]:
             )
     absent = sorted(set(MANIFEST) - set(found))
     if absent:
-        pytest.fail(f"problems {absent} of real_solutions/manifest.json are not in {data_dir}")
+        pytest.fail(f"problems {absent} of real_solutions/manifest.json are not in {easy}")
     return found
 
 
 @pytest.fixture(scope="module")
-def problems() -> dict[str, Problem]:
-    return _load_problems(Path(REAL_DATA))
+def problems(codefu_easy: Path) -> dict[str, Problem]:
+    return _load_problems(codefu_easy)
 
 
 def _describe(report: JudgeReport) -> str:
@@ -125,11 +121,6 @@ def test_manifest_lists_complete_problem_folders() -> None:
 
 
 @pytest.mark.real_data
-@pytest.mark.skipif(
-    not REAL_DATA,
-    reason="CODEFU_REAL_DATA is unset: set it to a folder holding "
-    "codefu_easy/{train,test}.parquet (real CodeContests problems) to run this",
-)
 @pytest.mark.parametrize("variant", list(EXPECTED))
 @pytest.mark.parametrize("slug", sorted(MANIFEST))
 def test_real_solution_gets_exact_verdict(

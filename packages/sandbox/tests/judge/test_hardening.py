@@ -133,23 +133,22 @@ def allowlisted_calls() -> set[str]:
     return set(re.findall(r"__NR_(\w+)", checks + listed))
 
 
-def _accepted_programs() -> list[tuple[str, str, str]]:
+def _accepted_programs(real_data: Path | None) -> list[tuple[str, str, str]]:
     """(name, source, input) of accepted solutions: the benchmark's typical ones on their
     first test, the real problems' hand-written `ac.cpp` on their first public test (with
-    CODEFU_REAL_DATA), and the threads/atomics/random/chrono program above."""
+    the real data, `real_data`), and the threads/atomics/random/chrono program above."""
     programs = []
     typical = json.loads((BENCH_SOLUTIONS / "typical_tests.json").read_text())
     for path in sorted((BENCH_SOLUTIONS / "typical").glob("*.cpp")):
         programs.append((path.stem, path.read_text(), typical[path.stem][0]["input"]))
-    data = os.environ.get("CODEFU_REAL_DATA")
-    if data:
+    if real_data is not None:
         import pyarrow.parquet as pq
 
         real = HERE / "real_solutions"
         manifest = json.loads((real / "manifest.json").read_text())
         first: dict[str, str] = {}
         for split in ("train", "test"):
-            table = pq.read_table(Path(data) / "codefu_easy" / f"{split}.parquet")
+            table = pq.read_table(real_data / "codefu_easy" / f"{split}.parquet")
             for row in table.column("reward_model").to_pylist():
                 truth = row["ground_truth"]
                 first[truth["name"]] = (truth["public_tests"]["input"] or [""])[0]
@@ -159,14 +158,16 @@ def _accepted_programs() -> list[tuple[str, str, str]]:
     return programs
 
 
-def test_accepted_solutions_make_only_allowlisted_calls(judge: Judge, tmp_path: Path) -> None:
+def test_accepted_solutions_make_only_allowlisted_calls(
+    judge: Judge, real_data_dir: Path | None, tmp_path: Path
+) -> None:
     """The evidence behind the allowlist, re-taken: `strace -f` of accepted solutions
     built by the judge's own compiler (static, -O2, PCH) sees no call outside it."""
     if shutil.which("strace") is None:
         pytest.skip("strace is not installed (Debian/Ubuntu: apt-get install strace)")
     allowed = allowlisted_calls() | {"execve"}  # strace starts it by path; we by execveat
     outside: dict[str, list[str]] = {}
-    for name, source, stdin in _accepted_programs():
+    for name, source, stdin in _accepted_programs(real_data_dir):
         compiled, binary = judge.compiler.compile(source)
         assert binary is not None, compiled.diagnostics
         trace = tmp_path / f"{name}.strace"

@@ -8,8 +8,8 @@ import pytest
 
 from codefu_trainer.evaluation.config import Backend, Split, compose_eval, eval_tiers
 from codefu_trainer.evaluation.problems import prompt_char_limit
-from codefu_trainer.training.config import ClusterKind, ModelKind
-from codefu_trainer.training.overrides import ConfigError
+from codefu_trainer.run.config import ClusterKind, ModelKind
+from codefu_trainer.run.overrides import ConfigError
 
 from ..conftest import CONF
 

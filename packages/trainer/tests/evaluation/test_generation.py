@@ -20,7 +20,7 @@ from codefu_trainer.evaluation.generation import (
     vllm_engine_args,
     vllm_sampling_args,
 )
-from codefu_trainer.training.compose import PrerequisiteError
+from codefu_trainer.run.compose import PrerequisiteError
 
 from ..conftest import CONF
 

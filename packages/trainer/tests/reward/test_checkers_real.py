@@ -14,7 +14,6 @@ answer, each with its reason in the manifest.
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 
@@ -43,18 +42,12 @@ def _program(name: str, kind: str) -> str:
     return (HERE / "programs" / f"{name.split('.', maxsplit=1)[0]}_{kind}.cpp").read_text()
 
 
-def _raw_rows(names: list[str]) -> list[dict[str, Any]]:
-    """The shared Easy set's rows of `names` as raw CodeContests rows, with our programs as
-    the known accepted and incorrect solutions."""
-    root = os.environ.get("CODEFU_REAL_DATA")
-    if not root:
-        pytest.skip("CODEFU_REAL_DATA is not set")
-    path = Path(root) / "codefu_easy"
-    if not path.is_dir():
-        pytest.skip(f"{path} does not exist")
+def _raw_rows(easy: Path, names: list[str]) -> list[dict[str, Any]]:
+    """The shared Easy set's (`easy`) rows of `names` as raw CodeContests rows, with our
+    programs as the known accepted and incorrect solutions."""
     rows = []
     for split in ("train", "test"):
-        for row in pq.read_table(path / f"{split}.parquet").to_pylist():
+        for row in pq.read_table(easy / f"{split}.parquet").to_pylist():
             gt = row["reward_model"]["ground_truth"]
             if gt["name"] not in names:
                 continue
@@ -83,9 +76,9 @@ def _raw_rows(names: list[str]) -> list[dict[str, Any]]:
     return rows
 
 
-def _prepare(tmp: Path, names: list[str], folder: Path) -> tuple[dict[str, Any], Path]:
+def _prepare(easy: Path, tmp: Path, names: list[str], folder: Path) -> tuple[dict[str, Any], Path]:
     raw = tmp / "raw.parquet"
-    pq.write_table(pa.Table.from_pylist(_raw_rows(names), schema=RAW_SCHEMA), raw)
+    pq.write_table(pa.Table.from_pylist(_raw_rows(easy, names), schema=RAW_SCHEMA), raw)
     out = tmp / "processed"
     cfg = DataConfig(source=str(raw), out_dir=str(out), checkers=CheckersConfig(folder=str(folder)))
     result = prepare(cfg, progress=False, log=lambda _: None)
@@ -96,9 +89,11 @@ def _response(program: str) -> str:
     return f"<think>construct one</think>\n```cpp\n{program}\n```"
 
 
-def test_checked_problems_are_kept_and_scored_by_their_checkers(tmp_path: Path) -> None:
+def test_checked_problems_are_kept_and_scored_by_their_checkers(
+    codefu_easy: Path, tmp_path: Path
+) -> None:
     assert len(PROBLEMS) >= 10
-    manifest, out = _prepare(tmp_path, PROBLEMS, HERE)
+    manifest, out = _prepare(codefu_easy, tmp_path, PROBLEMS, HERE)
     verdicts = manifest["checkers"]
     assert sorted(verdicts) == PROBLEMS
     for name, v in verdicts.items():
@@ -145,21 +140,23 @@ def test_checked_problems_are_kept_and_scored_by_their_checkers(tmp_path: Path) 
     ],
     ids=["accepts_everything", "rejects_another_valid_answer"],
 )
-def test_validation_drops_a_bad_checker(tmp_path: Path, checker: str, reason: str) -> None:
+def test_validation_drops_a_bad_checker(
+    codefu_easy: Path, tmp_path: Path, checker: str, reason: str
+) -> None:
     name = "1096_A. Find Divisible"
     folder = tmp_path / "checkers"
     folder.mkdir()
     (folder / f"{checker_file_stem(name)}.py").write_text(checker)
-    manifest, _ = _prepare(tmp_path, [name], folder)
+    manifest, _ = _prepare(codefu_easy, tmp_path, [name], folder)
     assert manifest["checkers"][name]["verdict"] == reason
     assert manifest["totals"]["kept"] == 0
     assert manifest["totals"]["dropped"] == {reason: 1}
 
 
-def test_without_a_checker_the_problem_stays_dropped(tmp_path: Path) -> None:
+def test_without_a_checker_the_problem_stays_dropped(codefu_easy: Path, tmp_path: Path) -> None:
     name = "1096_A. Find Divisible"
     folder = tmp_path / "empty"
     folder.mkdir()
-    manifest, _ = _prepare(tmp_path, [name], folder)
+    manifest, _ = _prepare(codefu_easy, tmp_path, [name], folder)
     assert manifest["totals"]["dropped"] == {SEVERAL_VALID_ANSWERS: 1}
     assert manifest["checkers"] == {}

@@ -11,7 +11,6 @@ free, gets reward 1; a close but wrong one gets less.
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -50,22 +49,9 @@ SEVERAL_ANSWERS = (
 )
 
 
-def _shared_easy() -> Path:
-    root = os.environ.get("CODEFU_REAL_DATA")
-    if not root:
-        pytest.skip(
-            "CODEFU_REAL_DATA is unset: set it to a folder holding "
-            "codefu_easy/{train,test}.parquet (real CodeContests problems) to run this"
-        )
-    path = Path(root) / "codefu_easy"
-    if not path.is_dir():
-        pytest.skip(f"{path} does not exist")
-    return path
-
-
-def _prepare(out: Path, **changes: Any) -> dict[str, dict[str, Any]]:
-    """Prepare the shared Easy set into `out`; its rows by problem name (both splits)."""
-    cfg = DataConfig(source=str(_shared_easy()), out_dir=str(out), **changes)
+def _prepare(easy: Path, out: Path, **changes: Any) -> dict[str, dict[str, Any]]:
+    """Prepare the shared Easy set `easy` into `out`; its rows by problem name (both splits)."""
+    cfg = DataConfig(source=str(easy), out_dir=str(out), **changes)
     prepare(cfg, progress=False, log=lambda _: None)
     rows: dict[str, dict[str, Any]] = {}
     for split in ("train", "test"):
@@ -75,9 +61,11 @@ def _prepare(out: Path, **changes: Any) -> dict[str, dict[str, Any]]:
 
 
 @pytest.fixture(scope="module")
-def prepared(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, dict[str, Any]]]:
+def prepared(
+    codefu_easy: Path, tmp_path_factory: pytest.TempPathFactory
+) -> tuple[Path, dict[str, dict[str, Any]]]:
     out = tmp_path_factory.mktemp("easy") / "processed"
-    return out, _prepare(out)
+    return out, _prepare(codefu_easy, out)
 
 
 @pytest.fixture(scope="module")
@@ -110,7 +98,7 @@ def test_each_case_problem_is_kept_with_its_rule(
 
 
 def test_several_answer_problems_are_dropped_unless_kept(
-    prepared: tuple[Path, dict[str, dict[str, Any]]], tmp_path: Path
+    prepared: tuple[Path, dict[str, dict[str, Any]]], codefu_easy: Path, tmp_path: Path
 ) -> None:
     out, rows = prepared
     manifest = json.loads((out / "manifest.json").read_text())
@@ -119,7 +107,7 @@ def test_several_answer_problems_are_dropped_unless_kept(
     # only-the-order-free ones are kept, judged with any_order
     assert dropped == found["several_answers"]["found"] - found["any_order"]["kept"] >= 100
     assert not set(SEVERAL_ANSWERS) & set(rows)
-    kept = _prepare(tmp_path / "kept", keep_several_answers=True)
+    kept = _prepare(codefu_easy, tmp_path / "kept", keep_several_answers=True)
     kept_manifest = json.loads((tmp_path / "kept" / "manifest.json").read_text())
     truncated = ALL_PRIVATE_TESTS_TRUNCATED  # 1461_A, kept, has only cut-off private tests
     assert kept_manifest["totals"]["kept"] + kept_manifest["totals"]["dropped"].get(

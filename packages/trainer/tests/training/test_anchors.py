@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import dataclasses
 
-from codefu_trainer.training import anchors
-from codefu_trainer.training.verl_cpu import patches
+from codefu_trainer.training.verl import anchors
+from codefu_trainer.training.verl.cpu import patches
 
 
 def test_every_anchored_library_line_still_reads_as_expected() -> None:

@@ -13,7 +13,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 from omegaconf import OmegaConf
 
-from codefu_trainer.training.checkpoints import (
+from codefu_trainer.training.checkpoints.export import (
+    Listing,
+    LocalHost,
+    export_final_model,
+    merge_inputs,
+)
+from codefu_trainer.training.checkpoints.hosts import (
     TRACKER,
     CheckpointError,
     PruneOnEveryNode,
@@ -23,9 +29,8 @@ from codefu_trainer.training.checkpoints import (
     resume_step,
     steps_to_remove,
 )
-from codefu_trainer.training.export import Listing, LocalHost, export_final_model, merge_inputs
-from codefu_trainer.training.manifest import check_step, list_files, write_manifest
-from codefu_trainer.training.verl_config import compose_verl
+from codefu_trainer.training.checkpoints.manifest import check_step, list_files, write_manifest
+from codefu_trainer.training.verl.config import compose_verl
 
 from ..conftest import CONF
 

@@ -10,12 +10,12 @@ from typing import Any
 import pytest
 from omegaconf import DictConfig, OmegaConf
 
-from codefu_trainer.training.curriculum_verl import (
+from codefu_trainer.training.verl.config import compose_verl
+from codefu_trainer.training.verl.curriculum import (
     PROBLEM_FIELD,
     CurriculumDataset,
     active_curriculum,
 )
-from codefu_trainer.training.verl_config import compose_verl
 
 from ..conftest import CONF, _problem
 
@@ -48,7 +48,7 @@ def _data_config(tiers: Path, *overrides: str) -> DictConfig:
 
 
 def _dataset(data: DictConfig, files: Any = None) -> CurriculumDataset:
-    from codefu_trainer.training.tiny_model import build_byte_tokenizer
+    from codefu_trainer.training.rehearsal.tiny_model import build_byte_tokenizer
 
     return CurriculumDataset(
         data_files=list(files or data.train_files),
@@ -191,12 +191,12 @@ def test_cpu_verl_writes_every_tier_of_the_curriculum(tmp_path: Path) -> None:
 
     from codefu_data.config import DataConfig
     from codefu_data.prepare import prepare
-    from codefu_trainer.training.base_model import select_problems
-    from codefu_trainer.training.config import ModelKind
-    from codefu_trainer.training.curriculum_verl import tier_files
-    from codefu_trainer.training.prompt_rows import load_prompts
-    from codefu_trainer.training.verl_cpu.config import prepare_inputs
-    from codefu_trainer.training.verl_cpu.run import compose
+    from codefu_trainer.run.config import ModelKind
+    from codefu_trainer.run.prompt_rows import load_prompts
+    from codefu_trainer.training.rehearsal.base_model import select_problems
+    from codefu_trainer.training.verl.cpu.config import prepare_inputs
+    from codefu_trainer.training.verl.cpu.run import compose
+    from codefu_trainer.training.verl.curriculum import tier_files
 
     data = prepare(DataConfig(source="sample", out_dir=str(tmp_path / "data")), progress=False)
     run_dir = tmp_path / "run"

@@ -21,18 +21,23 @@ from pathlib import Path
 
 import pytest
 
-from codefu_trainer.training import export
-from codefu_trainer.training.checkpoints import (
+from codefu_trainer.run.config import TinyModelConfig, final_model_dir
+from codefu_trainer.training.checkpoints import export
+from codefu_trainer.training.checkpoints.export import (
+    LocalHost,
+    RayNodeHost,
+    export_final_model,
+    ray_hosts,
+)
+from codefu_trainer.training.checkpoints.hosts import (
     TRACKER,
     CheckpointError,
     commit_step,
     on_every_ray_node,
     prepare_resume_everywhere,
 )
-from codefu_trainer.training.config import TinyModelConfig, final_model_dir
-from codefu_trainer.training.export import LocalHost, RayNodeHost, export_final_model, ray_hosts
-from codefu_trainer.training.manifest import list_files
-from codefu_trainer.training.tiny_model import write_tiny_model
+from codefu_trainer.training.checkpoints.manifest import list_files
+from codefu_trainer.training.rehearsal.tiny_model import write_tiny_model
 
 from ..conftest import CONF, own_ray_cluster
 

@@ -10,13 +10,17 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from codefu_trainer.training.memory_plan import (
+from codefu_trainer.training.planning.memory import (
     PlanInputs,
     make_plan,
     plan_json,
     update_above_weights,
 )
-from codefu_trainer.training.model_shape import ModelShape, read_config_json, shape_from_dict
+from codefu_trainer.training.planning.model_shape import (
+    ModelShape,
+    read_config_json,
+    shape_from_dict,
+)
 
 from ..conftest import REPO
 

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from omegaconf import OmegaConf
 
-from codefu_trainer.training.tracking import (
+from codefu_trainer.run.tracking import (
     RUN_ID_ENV,
     RUN_NAME_TAG,
     continue_mlflow_run,
@@ -114,9 +114,9 @@ def test_a_resume_with_a_changed_config_keeps_logging_to_mlflow(
     import mlflow
     from verl.utils.tracking import Tracking
 
-    from codefu_trainer.training.report import read_mlflow_run
-    from codefu_trainer.training.tracking import CONTINUES_TAG
-    from codefu_trainer.training.verl_trainer import mlflow_run_for_this_config
+    from codefu_trainer.run.tracking import CONTINUES_TAG
+    from codefu_trainer.training.report.records import read_mlflow_run
+    from codefu_trainer.training.verl.trainer import mlflow_run_for_this_config
 
     uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
 

@@ -11,8 +11,8 @@ from omegaconf import OmegaConf
 
 from codefu_trainer.training.cli import main
 from codefu_trainer.training.compose import compose_run
-from codefu_trainer.training.model_shape import shape_from_dict
-from codefu_trainer.training.preflight import (
+from codefu_trainer.training.planning.model_shape import shape_from_dict
+from codefu_trainer.training.planning.preflight import (
     data_checks,
     disk_check,
     length_checks,

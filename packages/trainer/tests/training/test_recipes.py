@@ -8,10 +8,10 @@ from typing import Any
 import pytest
 from omegaconf import DictConfig, OmegaConf
 
+from codefu_trainer.run.overrides import ConfigError
 from codefu_trainer.training.cli import EXIT_CONFIG, main
-from codefu_trainer.training.overrides import ConfigError
-from codefu_trainer.training.recipes import check_recipe, filter_metric
-from codefu_trainer.training.verl_config import compose_verl, validate_verl_config
+from codefu_trainer.training.verl.config import compose_verl, validate_verl_config
+from codefu_trainer.training.verl.recipes import check_recipe, filter_metric
 
 from ..conftest import CONF
 

@@ -19,7 +19,7 @@ import pytest
 from omegaconf import DictConfig
 
 from codefu_trainer.training.curriculum import Curriculum, CurriculumConfig
-from codefu_trainer.training.verl_config import compose_verl
+from codefu_trainer.training.verl.config import compose_verl
 
 from ..conftest import CONF
 
@@ -228,7 +228,7 @@ def test_dynamic_sampling_drops_zero_variance_groups_in_a_verl_step(tq: Any) -> 
 
 
 def test_the_curriculum_buffer_filters_likewise_and_sees_every_groups_scores(tq: Any) -> None:
-    from codefu_trainer.training.curriculum_verl import _set_active
+    from codefu_trainer.training.verl.curriculum import _set_active
 
     problems = {"easy": ["a", "b", "c"], "hard": ["d"], "expert": ["e"]}
     curriculum = Curriculum(CurriculumConfig(), problems)

@@ -8,7 +8,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from codefu_trainer.training.rehearsal import select_rows, zero_variance_groups
+from codefu_trainer.training.rehearsal.loop import select_rows, zero_variance_groups
 
 PAD = 7
 

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from codefu_trainer.reward.config import RewardConfig
+from codefu_trainer.run.tracking import read_metrics
 from codefu_trainer.training.cli import main
-from codefu_trainer.training.rehearsal import JudgeReward, latest_checkpoint, score_metrics
-from codefu_trainer.training.tracking import read_metrics
+from codefu_trainer.training.rehearsal.loop import JudgeReward, latest_checkpoint, score_metrics
 
 from ..conftest import APLUSB_OK, CONF
 
@@ -44,9 +44,9 @@ def test_warm_start_teaches_the_accepted_program_least(sample_data: Path) -> Non
     """Per problem: the accepted program once, the rejected one and the broken accepted one
     twice each, so the warm-started policy starts with the accepted program the rarest."""
     from codefu_data.solutions import cpp_solutions
-    from codefu_trainer.training.base_model import as_response, broken, select_problems
-    from codefu_trainer.training.config import RehearsalConfig
-    from codefu_trainer.training.prompt_rows import load_prompts
+    from codefu_trainer.run.config import RehearsalConfig
+    from codefu_trainer.run.prompt_rows import load_prompts
+    from codefu_trainer.training.rehearsal.base_model import as_response, broken, select_problems
 
     assert broken("int main() { return 0; }\n") == "int main() { return 0; "
     prompts = load_prompts(sample_data / "easy" / "train.parquet", max_prompt_chars=160)
@@ -135,7 +135,7 @@ def test_judge_reward_scores_through_the_shared_reward_service(prepared_data: Pa
 
     row = pq.read_table(prepared_data / "easy" / "train.parquet").to_pylist()[1]
     truth = json.dumps(row["reward_model"]["ground_truth"])
-    from codefu_trainer.training.local_ray import ray_temp_dir_outside_venv
+    from codefu_trainer.run.local_ray import ray_temp_dir_outside_venv
 
     ray_temp_dir_outside_venv()  # under nox, TMPDIR lies inside the session's virtualenv
     ray.init(address="local", num_cpus=2, include_dashboard=False)
@@ -199,7 +199,7 @@ def test_the_judge_reward_moves_the_policy_to_accepted_programs(
 
 
 def test_ray_temp_dir_moves_out_of_the_virtualenv(tmp_path: Path) -> None:
-    from codefu_trainer.training.local_ray import ray_temp_dir_outside_venv
+    from codefu_trainer.run.local_ray import ray_temp_dir_outside_venv
 
     venv = tmp_path / "venv"
     env = {"VIRTUAL_ENV": str(venv), "TMPDIR": str(venv / "tmp")}

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from codefu_trainer.training.report import main
-from codefu_trainer.training.tracking import Tracker, read_metrics
+from codefu_trainer.run.tracking import Tracker, read_metrics
+from codefu_trainer.training.report.cli import main
 
 PNG = b"\x89PNG\r\n\x1a\n"
 
@@ -112,7 +112,7 @@ def _table_row(table: str, key: str) -> list[float]:
 def test_report_draws_the_judge_panel_and_table_from_metrics_jsonl(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from codefu_trainer.training.report import NOT_LOGGED, judge_figure
+    from codefu_trainer.training.report.plots import NOT_LOGGED, judge_figure
 
     run_dir = tmp_path / "run"
     run_dir.mkdir()
@@ -162,7 +162,7 @@ def _veRL_run(run_dir: Path, uri: str, monkeypatch: pytest.MonkeyPatch) -> str:
     import mlflow
     from verl.utils.tracking import Tracking
 
-    from codefu_trainer.training.tracking import mlflow_run_for
+    from codefu_trainer.run.tracking import mlflow_run_for
 
     # veRL's logger sets MLflow's global URI: put back what was there (None: unset).
     previous_uri = mlflow.get_tracking_uri() if mlflow.tracking.is_tracking_uri_set() else None
@@ -185,7 +185,7 @@ def test_report_reads_a_verl_runs_mlflow_store_in_the_run_dir(
 ) -> None:
     from mlflow.tracking import MlflowClient
 
-    from codefu_trainer.training.report import load_records
+    from codefu_trainer.training.report.records import load_records
 
     run_dir = tmp_path / "grpo-20260101-000000"
     run_dir.mkdir()
@@ -269,7 +269,7 @@ def test_the_verdict_mix_labels_whole_steps() -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from codefu_trainer.training.report import _verdict_mix
+    from codefu_trainer.training.report.plots import _verdict_mix
 
     records = [
         {"step": step, "judge/verdict/AC": ac, "judge/verdict/WA": 1 - ac}

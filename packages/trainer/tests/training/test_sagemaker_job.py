@@ -13,10 +13,10 @@ import pytest
 
 pytest.importorskip("sagemaker.train")
 
+from codefu_trainer.run.config import data_files
 from codefu_trainer.training.cli import main
 from codefu_trainer.training.compose import compose_run
-from codefu_trainer.training.config import data_files
-from codefu_trainer.training.sagemaker_job import JOB_MODEL_DIR, job_overrides
+from codefu_trainer.training.sagemaker.job import JOB_MODEL_DIR, job_overrides
 
 from ..conftest import CONF
 

@@ -8,8 +8,8 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from codefu_trainer.training.config import TinyModelConfig
-from codefu_trainer.training.tiny_model import build_byte_tokenizer, write_tiny_model
+from codefu_trainer.run.config import TinyModelConfig
+from codefu_trainer.training.rehearsal.tiny_model import build_byte_tokenizer, write_tiny_model
 
 _TOK = build_byte_tokenizer()
 
@@ -58,7 +58,7 @@ def test_tiny_model_saves_loads_and_generates(tmp_path: Path) -> None:
 
 
 def test_warm_start_teaches_the_response() -> None:
-    from codefu_trainer.training.tiny_model import build_tiny_model, warm_start
+    from codefu_trainer.training.rehearsal.tiny_model import build_tiny_model, warm_start
 
     tok = build_byte_tokenizer()
     model = build_tiny_model(

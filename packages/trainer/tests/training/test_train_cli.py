@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
+from codefu_trainer.run.gpu import visible_gpu_count
 from codefu_trainer.training.cli import main
-from codefu_trainer.training.gpu import visible_gpu_count
 
 from ..conftest import CONF
 

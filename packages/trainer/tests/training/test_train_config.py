@@ -12,8 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from codefu_launcher.spec import InstanceGroupSpec, JobSettings
-from codefu_trainer.training.cli import compose_run
-from codefu_trainer.training.config import (
+from codefu_trainer.run.config import (
     ClusterKind,
     GroupRole,
     InstanceGroupConfig,
@@ -21,8 +20,9 @@ from codefu_trainer.training.config import (
     checkpoint_dir,
     final_model_dir,
 )
-from codefu_trainer.training.overrides import ConfigError, hydra_value, split_overrides
-from codefu_trainer.training.verl_config import validate_verl_config
+from codefu_trainer.run.overrides import ConfigError, hydra_value, split_overrides
+from codefu_trainer.training.cli import compose_run
+from codefu_trainer.training.verl.config import validate_verl_config
 
 from ..conftest import CONF
 
@@ -37,7 +37,7 @@ def test_the_required_cluster_options_exist() -> None:
 def test_every_cluster_composes_and_passes_verl_validation(cluster: str, tmp_path: Path) -> None:
     overrides = [f"cluster={cluster}", f"run.dir={tmp_path}"]
     if cluster == "cpu_verl":  # composed by the CPU path's entry point, with its settings
-        from codefu_trainer.training.verl_cpu import run as cpu
+        from codefu_trainer.training.verl.cpu import run as cpu
 
         run = cpu.compose(CONF, overrides, gpus_detected=8)
     else:
@@ -62,9 +62,9 @@ def test_every_cluster_composes_and_passes_verl_validation(cluster: str, tmp_pat
 def test_cpu_verl_is_composed_only_with_the_cpu_settings(tmp_path: Path) -> None:
     """veRL on CPU needs its own settings (hf_cpu rollout, CPU platform): composing it
     without them names the CPU path's entry point; its settings compose no other cluster."""
-    from codefu_trainer.training.verl_cpu import run as cpu
+    from codefu_trainer.training.verl.cpu import run as cpu
 
-    with pytest.raises(ConfigError, match=r"verl_cpu\.run\.compose"):
+    with pytest.raises(ConfigError, match=r"verl\.cpu\.run\.compose"):
         compose_run(CONF, ["cluster=cpu_verl", f"run.dir={tmp_path}"])
     with pytest.raises(ConfigError, match="cannot compose cluster=local"):
         cpu.compose(CONF, ["cluster=local", f"run.dir={tmp_path}"], gpus_detected=8)
@@ -172,7 +172,7 @@ launcher_args staging_s3_uri remote_debug dry_run"""
 def test_every_sagemaker_setting_reaches_the_job_spec() -> None:
     """build_job_spec carries every JobSettings field of cluster.sagemaker (each set away
     from the launcher's default here, but the homogeneous-only pair) into the JobSpec."""
-    from codefu_trainer.training.sagemaker_job import build_job_spec
+    from codefu_trainer.training.sagemaker.job import build_job_spec
 
     chosen = [
         "image_uri=img:1", "role_arn=arn:aws:iam::1:role/r", "region=eu-west-1",
@@ -310,7 +310,7 @@ def test_the_sagemaker_head_names_its_mlflow_run_after_run_name(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """Inside the job the head composes `job_overrides`: MLflow's run name is run.name."""
-    from codefu_trainer.training.sagemaker_job import job_overrides
+    from codefu_trainer.training.sagemaker.job import job_overrides
 
     user = ["cluster=sagemaker_p4de", "run.name=exp-a", "trainer.total_epochs=2"]
     cfg = compose_run(CONF, user, with_verl=False).cfg
@@ -326,7 +326,7 @@ def test_the_sagemaker_head_names_its_mlflow_run_after_run_name(
 
 def test_the_rehearsal_clips_as_verl_is_configured(tmp_path: Path) -> None:
     """TRL's epsilon/epsilon_high come from veRL's clip_ratio_low/high (clip_ratio is unused)."""
-    from codefu_trainer.training.rehearsal import _algorithm_settings
+    from codefu_trainer.training.rehearsal.loop import _algorithm_settings
 
     v = compose_run(
         CONF,

@@ -1,4 +1,4 @@
-"""The veRL-on-CPU extensions and patches (codefu_trainer.training.verl_cpu), piece by piece."""
+"""The veRL-on-CPU extensions and patches (codefu_trainer.training.verl.cpu), piece by piece."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import sys
 
 import pytest
 
-from codefu_trainer.training.verl_cpu import patches
+from codefu_trainer.training.verl.cpu import patches
 
 
 def test_every_patched_verl_line_still_reads_as_expected() -> None:
@@ -37,7 +37,7 @@ def test_every_patch_says_what_it_does_on_a_gpu_machine() -> None:
 
 PROBE = r"""
 import json, os, sys
-from codefu_trainer.training.verl_cpu.hook import setup
+from codefu_trainer.training.verl.cpu.hook import setup
 setup()
 from verl.utils.device import get_device_name
 import verl.utils.distributed as dist
@@ -96,7 +96,7 @@ def test_on_a_gpu_platform_the_patches_keep_veRL_behaviour() -> None:
 def test_rollout_log_probs_are_those_of_the_temperature_scaled_logits() -> None:
     import torch
 
-    from codefu_trainer.training.verl_cpu.rollout import token_log_probs
+    from codefu_trainer.training.verl.cpu.rollout import token_log_probs
 
     logits = torch.randn(2, 3, 11)
     tokens = torch.randint(0, 11, (2, 3))
@@ -111,9 +111,9 @@ def test_rollout_log_probs_are_those_of_the_temperature_scaled_logits() -> None:
 def server(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
     from verl.workers.config import HFModelConfig, RolloutConfig
 
-    from codefu_trainer.training.config import TinyModelConfig
-    from codefu_trainer.training.tiny_model import write_tiny_model
-    from codefu_trainer.training.verl_cpu.rollout import HFCpuServer
+    from codefu_trainer.run.config import TinyModelConfig
+    from codefu_trainer.training.rehearsal.tiny_model import write_tiny_model
+    from codefu_trainer.training.verl.cpu.rollout import HFCpuServer
 
     shape = TinyModelConfig(
         hidden_size=32, intermediate_size=64, num_hidden_layers=1, num_attention_heads=2,
@@ -180,7 +180,7 @@ def test_server_answers_every_request_from_each_event_loop_during_weight_updates
     import gc
     import threading
 
-    from codefu_trainer.training.verl_cpu.rollout import BATCH_WINDOW_S
+    from codefu_trainer.training.verl.cpu.rollout import BATCH_WINDOW_S
 
     state = {k: v.detach().clone() for k, v in server.model.state_dict().items()}
     gate = threading.Event()  # holds the weight update (inside its load) until the batch waits
@@ -212,8 +212,8 @@ def test_server_answers_every_request_from_each_event_loop_during_weight_updates
 
 
 def test_cluster_cpu_verl_composes_veRL_for_the_cpu(tmp_path) -> None:  # type: ignore[no-untyped-def]
-    from codefu_trainer.training.verl_cpu.hook import HOOK
-    from codefu_trainer.training.verl_cpu.run import compose
+    from codefu_trainer.training.verl.cpu.hook import HOOK
+    from codefu_trainer.training.verl.cpu.run import compose
 
     from ..conftest import CONF
 

@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from codefu_trainer.training.config import TinyModelConfig
-from codefu_trainer.training.tiny_model import write_tiny_model
+from codefu_trainer.run.config import TinyModelConfig
+from codefu_trainer.training.rehearsal.tiny_model import write_tiny_model
 
 from ..conftest import APLUSB_OK, CONF, _problem
 

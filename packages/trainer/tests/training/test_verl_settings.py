@@ -10,8 +10,8 @@ import pytest
 import yaml
 from omegaconf import DictConfig
 
-from codefu_trainer.training.overrides import ConfigError
-from codefu_trainer.training.verl_config import compose_verl, validate_verl_config
+from codefu_trainer.run.overrides import ConfigError
+from codefu_trainer.training.verl.config import compose_verl, validate_verl_config
 
 from ..conftest import CONF
 

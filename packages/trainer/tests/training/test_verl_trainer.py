@@ -1,6 +1,6 @@
 """The judge metrics of one veRL step: veRL's reward loop on CPU (RewardLoopWorker.compute_score
 → our compute_score_async), the samples' extra info in veRL's TransferQueue as the agent
-loop leaves it, and the registered V1 trainer subclass (training/verl_trainer.py) that adds
+loop leaves it, and the registered V1 trainer subclass (training/verl/trainer.py) that adds
 them to the step's metrics (reward/verl_metrics.py)."""
 
 from __future__ import annotations
@@ -108,7 +108,7 @@ def test_one_step_of_judge_metrics_through_verl(local_ray: None, tmp_path: Path)
     from verl.utils.tensordict_utils import list_of_dict_to_tensordict
 
     from codefu_trainer.reward.verl_adapter import get_service
-    from codefu_trainer.training.verl_trainer import judge_trainer_name
+    from codefu_trainer.training.verl.trainer import judge_trainer_name
 
     tok_dir = build_tokenizer(tmp_path / "tok", [*RESPONSES, "Print a+b"])
     tokenizer = AutoTokenizer.from_pretrained(str(tok_dir))
@@ -194,7 +194,7 @@ def test_task_runner_is_verls_with_the_judge_trainer_mode() -> None:
     """What verl_main passes to run_ppo: veRL's TaskRunnerV1, whose run selects codefu_<mode>."""
     from verl.trainer.main_ppo import TaskRunnerV1
 
-    from codefu_trainer.training.verl_trainer import judge_task_runner
+    from codefu_trainer.training.verl.trainer import judge_task_runner
 
     runner = judge_task_runner()
     body = runner.__ray_actor_class__
@@ -209,7 +209,7 @@ def test_the_judge_trainer_runs_as_veRLs_own_mode(monkeypatch: pytest.MonkeyPatc
     from verl.trainer.ppo.v1 import get_trainer_cls
     from verl.trainer.ppo.v1.trainer_base import PPOTrainer
 
-    from codefu_trainer.training.verl_trainer import judge_trainer_name
+    from codefu_trainer.training.verl.trainer import judge_trainer_name
 
     seen: list[str] = []
     # veRL's own __init__ needs workers and data; record what it would read.

@@ -1,5 +1,5 @@
 """veRL's FSDP actor on two CPU ranks whose checkpoint roots are separate directories, as on
-two hosts (run by test_export; gloo, veRL's CPU platform from codefu_trainer.training.verl_cpu).
+two hosts (run by test_export; gloo, veRL's CPU platform from codefu_trainer.training.verl.cpu).
 
 `python two_host_checkpoint.py save SPEC.json`: both ranks build the actor from the tiny
 model, move their own parameter shards (so the checkpoint differs from the base model),
@@ -26,7 +26,7 @@ WORLD = 2
 def _actor_config(spec: dict) -> Any:
     from omegaconf import OmegaConf
 
-    from codefu_trainer.training.verl_config import compose_verl
+    from codefu_trainer.training.verl.config import compose_verl
 
     verl = compose_verl(Path(spec["conf_dir"]), spec["overrides"])
     return OmegaConf.create(OmegaConf.to_container(verl.actor_rollout_ref, resolve=True))
@@ -61,7 +61,7 @@ def _rank(rank: int, phase: str, spec: dict) -> None:
     import torch.distributed as dist
     from verl.plugin.platform.platform_manager import set_platform
 
-    from codefu_trainer.training.verl_cpu.platform import PlatformCPU
+    from codefu_trainer.training.verl.cpu.platform import PlatformCPU
 
     # veRL's CPU platform (its device module restores the CPU RNG state on load).
     set_platform(PlatformCPU())

@@ -108,11 +108,11 @@ def main(spec_path: str, out_path: str) -> None:
 
     run = compose_run(Path(spec["conf_dir"]), spec["overrides"], gpus_detected=1)
     assert run.verl is not None
-    # veRL's CPU platform (codefu_trainer.training.verl_cpu), without the patches: this step
+    # veRL's CPU platform (codefu_trainer.training.verl.cpu), without the patches: this step
     # shows how far veRL goes on its own.
     from verl.plugin.platform.platform_manager import set_platform
 
-    from codefu_trainer.training.verl_cpu.platform import PlatformCPU
+    from codefu_trainer.training.verl.cpu.platform import PlatformCPU
 
     set_platform(PlatformCPU())
     _init_single_process_group()

@@ -20,10 +20,10 @@ from pathlib import Path
 
 from codefu_trainer.evaluation.config import compose_eval
 from codefu_trainer.evaluation.store import StoreError
-from codefu_trainer.training.compose import PrerequisiteError, default_conf_dir
-from codefu_trainer.training.overrides import ConfigError
-from codefu_trainer.training.prepared_data import BadInputError
-from codefu_trainer.training.stack import require_training_stack
+from codefu_trainer.run.compose import PrerequisiteError, default_conf_dir
+from codefu_trainer.run.overrides import ConfigError
+from codefu_trainer.run.prepared_data import BadInputError
+from codefu_trainer.run.stack import require_training_stack
 
 EXIT_INPUT = 2
 EXIT_PREREQUISITE = 3

@@ -17,8 +17,8 @@ from omegaconf import MISSING
 
 from codefu_data.config import DataConfig
 from codefu_trainer.reward.config import RewardConfig
-from codefu_trainer.training.compose import compose_train, typed_config
-from codefu_trainer.training.config import (
+from codefu_trainer.run.compose import compose_train, typed_config
+from codefu_trainer.run.config import (
     ClusterConfig,
     ClusterKind,
     ModelConfig,
@@ -26,7 +26,7 @@ from codefu_trainer.training.config import (
     judge_on_judge_hosts,
     register_configs,
 )
-from codefu_trainer.training.overrides import ConfigError, parse_override
+from codefu_trainer.run.overrides import ConfigError, parse_override
 
 SCHEMA_NAME = "codefu_eval_schema"
 

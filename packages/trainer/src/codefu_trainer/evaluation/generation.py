@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from typing import Any, Protocol, cast
 
 from codefu_trainer.evaluation.config import Backend, EvalConfig, EvalSettings
-from codefu_trainer.training.compose import PrerequisiteError
-from codefu_trainer.training.config import ClusterKind
+from codefu_trainer.run.compose import PrerequisiteError
+from codefu_trainer.run.config import ClusterKind
 
 Messages = Sequence[Mapping[str, str]]
 

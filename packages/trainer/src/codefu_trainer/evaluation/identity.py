@@ -15,8 +15,8 @@ from typing import Any
 
 from codefu_trainer.evaluation.config import EvalConfig, eval_tiers
 from codefu_trainer.evaluation.problems import split_file
-from codefu_trainer.training.compose import PrerequisiteError
-from codefu_trainer.training.config import ModelKind
+from codefu_trainer.run.compose import PrerequisiteError
+from codefu_trainer.run.config import ModelKind
 
 _HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
 _SAMPLED_BYTES = 1 << 20  # a large weight file is fingerprinted by its size, head and tail

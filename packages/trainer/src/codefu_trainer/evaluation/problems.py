@@ -16,10 +16,10 @@ from typing import Any
 from omegaconf import OmegaConf
 
 from codefu_trainer.evaluation.config import EvalConfig, eval_tiers
-from codefu_trainer.training.compose import PrerequisiteError
-from codefu_trainer.training.config import ModelKind, RehearsalConfig
-from codefu_trainer.training.prepared_data import check_parquet
-from codefu_trainer.training.prompt_rows import load_prompts
+from codefu_trainer.run.compose import PrerequisiteError
+from codefu_trainer.run.config import ModelKind, RehearsalConfig
+from codefu_trainer.run.prepared_data import check_parquet
+from codefu_trainer.run.prompt_rows import load_prompts
 
 
 @dataclass(frozen=True)

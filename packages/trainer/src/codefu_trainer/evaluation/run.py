@@ -41,7 +41,7 @@ from codefu_trainer.evaluation.store import (
     read_samples,
 )
 from codefu_trainer.evaluation.summary import format_table, summarize
-from codefu_trainer.training.config import TrainConfig, mlflow_tracking_uri
+from codefu_trainer.run.config import TrainConfig, mlflow_tracking_uri
 
 Log = Callable[[str], None]
 
@@ -119,7 +119,7 @@ def _judge(service: Any, pairs: list[tuple[Unit, Generated]]) -> tuple[list[dict
 
 def evaluate(cfg: EvalConfig, tracking_dir: Path | None = None, log: Log = print) -> EvalOutcome:
     """Evaluate (or finish evaluating) `cfg`; MLflow goes to `tracking_dir` (default: eval.out)."""
-    from codefu_trainer.training.gpu import visible_gpu_count
+    from codefu_trainer.run.gpu import visible_gpu_count
 
     start = time.perf_counter()
     model = resolve_model(cfg)
@@ -172,7 +172,7 @@ def _generate_and_judge(
     import ray
 
     from codefu_trainer.reward.service import RewardService
-    from codefu_trainer.training.local_ray import start_ray
+    from codefu_trainer.run.local_ray import start_ray
 
     # A cluster to join (RAY_ADDRESS, or Ray already connected): its judge pool. Otherwise
     # local judge worker processes: the same verdicts without starting Ray.
@@ -214,7 +214,7 @@ def _generate_and_judge(
 
 def _report(cfg: EvalConfig, outcome: EvalOutcome, tracking_dir: Path, log: Log) -> None:
     from codefu_trainer.evaluation.plots import make_plots
-    from codefu_trainer.training.tracking import Tracker
+    from codefu_trainer.run.tracking import Tracker
 
     summary = outcome.summary
     plots = make_plots(summary, outcome.out_dir / "plots")

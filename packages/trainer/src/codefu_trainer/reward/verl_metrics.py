@@ -8,7 +8,7 @@ metrics. A step whose judge failure rate is above ``reward.failure_alert.max_rat
 warning, sets the MLflow tag ``codefu.judge_failure_alert`` and, with
 ``reward.failure_alert.stop``, stops training.
 
-veRL's trainer calls them through ``codefu_trainer.training.verl_trainer`` (the registered
+veRL's trainer calls them through ``codefu_trainer.training.verl.trainer`` (the registered
 trainer subclass ``codefu_<mode>`` and its task runner): this module imports no veRL and
 nothing of ``codefu_trainer.training``.
 """

@@ -1,9 +1,9 @@
 """`codefu-train --config-dir CONF [OVERRIDES...]`: compose, validate, record, dispatch.
 
-Composition is `codefu_trainer.training.compose`. Then cluster.kind decides: local → veRL
-on this machine's GPUs (or a SageMaker job's Ray cluster); cpu → the CPU rehearsal;
-cpu_verl → veRL's own trainer on this machine's CPU; sagemaker → a SageMaker training job
-(dry run by default).
+Composition is `codefu_trainer.training.compose` (stage 1: `codefu_trainer.run.compose`).
+Then cluster.kind decides: local → veRL on this machine's GPUs (or a SageMaker job's Ray
+cluster); cpu → the CPU rehearsal; cpu_verl → veRL's own trainer on this machine's CPU;
+sagemaker → a SageMaker training job (dry run by default).
 
 Exit codes: 0 done, 2 configuration error or an unreadable input file, 3 missing
 prerequisite (no GPU, no data, no credentials), 1 the run itself failed.
@@ -18,21 +18,19 @@ from pathlib import Path
 
 from omegaconf import OmegaConf
 
+from codefu_trainer.run.compose import PrerequisiteError, compose_train, default_conf_dir
+from codefu_trainer.run.config import ClusterKind
+from codefu_trainer.run.overrides import ConfigError, split_overrides
+from codefu_trainer.run.prepared_data import BadInputError, check_prepared_data
+from codefu_trainer.run.progress import Heartbeat
+from codefu_trainer.run.stack import require_training_stack
 from codefu_trainer.training.compose import (
     ComposedRun,
-    PrerequisiteError,
     compose_run,
-    compose_train,
-    default_conf_dir,
     require_data,
     to_train_config,
     write_resolved,
 )
-from codefu_trainer.training.config import ClusterKind
-from codefu_trainer.training.overrides import ConfigError, split_overrides
-from codefu_trainer.training.prepared_data import BadInputError, check_prepared_data
-from codefu_trainer.training.progress import Heartbeat
-from codefu_trainer.training.stack import require_training_stack
 
 EXIT_CONFIG = 2
 EXIT_PREREQUISITE = 3
@@ -41,7 +39,7 @@ EXIT_PREREQUISITE = 3
 def gate(run: ComposedRun, force: bool, plan_json: Path | None) -> None:
     """The GPU preflight (memory plan, data, lengths, disk, model files): raises ConfigError
     when the run cannot work, unless `force`."""
-    from codefu_trainer.training.preflight import (
+    from codefu_trainer.training.planning.preflight import (
         preflight,
         print_report,
         refusal_message,
@@ -61,7 +59,7 @@ def gate(run: ComposedRun, force: bool, plan_json: Path | None) -> None:
 def run_local(
     conf_dir: Path, overrides: Sequence[str], force: bool = False, plan_json: Path | None = None
 ) -> int:
-    from codefu_trainer.training.gpu import NO_GPU_MESSAGE, visible_gpu_count
+    from codefu_trainer.run.gpu import NO_GPU_MESSAGE, visible_gpu_count
 
     gpus = visible_gpu_count()
     if gpus == 0:
@@ -70,7 +68,7 @@ def run_local(
     require_data(run.cfg)
     gate(run, force, plan_json)
     write_resolved(run)
-    from codefu_trainer.training import verl_main
+    from codefu_trainer.training.verl import main as verl_main
 
     assert run.verl is not None
     return verl_main.run(run.verl, run.cfg, run.run_dir)
@@ -78,9 +76,9 @@ def run_local(
 
 def compose_checked(conf_dir: Path, overrides: Sequence[str], kind: ClusterKind) -> ComposedRun:
     """What --check composes: cluster=cpu_verl through the CPU path's entry point (the only
-    importer of `verl_cpu/`), every other kind with `compose_run`."""
+    importer of `verl/cpu/`), every other kind with `compose_run`."""
     if kind is ClusterKind.cpu_verl:
-        from codefu_trainer.training.verl_cpu import run as cpu
+        from codefu_trainer.training.verl.cpu import run as cpu
 
         return cpu.compose(conf_dir, overrides, gpus_detected=8)
     return compose_run(conf_dir, overrides, gpus_detected=8)
@@ -136,7 +134,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.check:
             run = compose_checked(conf_dir, args.overrides, kind)
             assert run.verl is not None
-            from codefu_trainer.training.recipes import check_recipe
+            from codefu_trainer.training.verl.recipes import check_recipe
 
             check_recipe(run.verl)  # recipe=...: what veRL checks only once running
             print(OmegaConf.to_yaml(OmegaConf.structured(run.cfg), resolve=True))
@@ -152,8 +150,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         check_prepared_data(train_cfg)  # before a run directory exists
         if kind is ClusterKind.local:
             return run_local(conf_dir, args.overrides, args.force, args.plan_json)
-        if kind is ClusterKind.cpu_verl:  # its own entry point (docs/train.md "veRL on CPU")
-            from codefu_trainer.training.verl_cpu import run as cpu
+        if kind is ClusterKind.cpu_verl:  # the CPU path's own entry point (docs/train.md "veRL on CPU")
+            from codefu_trainer.training.verl.cpu import run as cpu
 
             return cpu.main(conf_dir, args.overrides)
         if kind is ClusterKind.cpu:
@@ -161,7 +159,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 run = compose_run(conf_dir, args.overrides)
             require_data(run.cfg)
             write_resolved(run)
-            from codefu_trainer.training import rehearsal
+            from codefu_trainer.training.rehearsal import loop as rehearsal
 
             assert run.verl is not None
             final = rehearsal.run(run.cfg, run.verl, run.run_dir)
@@ -174,7 +172,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         gate(run, args.force, args.plan_json)
         if not run.cfg.cluster.sagemaker.dry_run:  # a dry run leaves nothing behind
             write_resolved(run)
-        from codefu_trainer.training import sagemaker_job
+        from codefu_trainer.training.sagemaker import job as sagemaker_job
 
         return sagemaker_job.submit_run(run, force=args.force, verbose=args.verbose)
     except ConfigError as exc:

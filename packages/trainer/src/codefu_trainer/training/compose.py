@@ -1,6 +1,7 @@
-"""Composing a run: both configuration stages, checks across keys, where the run writes.
+"""Composing a training run: both configuration stages, checks across keys, where it writes.
 
-1. Stage 1: conf/train.yaml (our groups cluster/data/reward/model + run/rehearsal).
+1. Stage 1: conf/train.yaml (our groups cluster/data/reward/model + run/rehearsal), composed
+   by `codefu_trainer.run.compose` (evaluation composes conf/eval.yaml the same way).
 2. Stage 2: conf/verl/grpo.yaml (veRL's ppo_trainer + CodeFu GRPO defaults) with overrides
    derived from stage 1 and the user's overrides addressed to veRL.
 3. The resolved configs are written to <run dir>/config/.
@@ -12,45 +13,23 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol, TypeVar
+from typing import TYPE_CHECKING
 
 from omegaconf import DictConfig, OmegaConf
 
-from codefu_data.compose import compose_config
-from codefu_data.config import DataConfig, check_config
-from codefu_trainer.reward.config import RewardConfig, use_time_limit_scale
-from codefu_trainer.training.config import (
+from codefu_trainer.run.compose import PrerequisiteError, compose_train, typed_config
+from codefu_trainer.run.config import (
     ClusterKind,
     GroupRole,
     ModelKind,
     TrainConfig,
+    data_files,
     judge_on_judge_hosts,
-    register_configs,
 )
-from codefu_trainer.training.overrides import (
-    ConfigError,
-    Override,
-    check_group_choices,
-    check_keys,
-    split_overrides,
-)
+from codefu_trainer.run.overrides import ConfigError, split_overrides
 
 if TYPE_CHECKING:
-    from codefu_trainer.training.verl_config import ClusterExtension
-
-GROUPS = ("cluster", "data", "reward", "model")
-
-
-class HasDataAndReward(Protocol):
-    data: DataConfig
-    reward: RewardConfig
-
-
-T = TypeVar("T", bound=HasDataAndReward)
-
-
-class PrerequisiteError(RuntimeError):
-    """Something the run needs is absent (GPU, prepared data, credentials); nothing started."""
+    from codefu_trainer.training.verl.config import ClusterExtension
 
 
 @dataclass
@@ -62,53 +41,6 @@ class ComposedRun:
     run_dir: Path
     conf_dir: Path
     overrides: list[str]
-
-
-def default_conf_dir() -> Path:
-    return Path.cwd() / "conf"
-
-
-def compose_train(
-    conf_dir: Path, ours: Sequence[Override], config_name: str = "train"
-) -> DictConfig:
-    """Stage 1 composition with checks that name a bad option or key and list valid ones."""
-    register_configs()
-    check_group_choices(conf_dir, ours, GROUPS)
-    group_choices = [o.text for o in ours if o.key in GROUPS]
-    base = compose_config(conf_dir, config_name, group_choices)
-    extra: list[str] = []
-    for group in ("model", "reward"):  # the cluster's default_model / default_reward
-        default = base.cluster.get(f"default_{group}")
-        if default and not any(o.key == group for o in ours):
-            extra.append(f"{group}={default}")
-            check_group_choices(conf_dir, [Override(extra[-1], "", group, default)], GROUPS)
-    if extra:
-        base = compose_config(conf_dir, config_name, [*group_choices, *extra])
-    check_keys(base, [o for o in ours if o.key not in GROUPS], where=f"conf/{config_name}.yaml")
-    return compose_config(conf_dir, config_name, [*extra, *(o.text for o in ours)])
-
-
-def typed_config(node: DictConfig, schema: type[T], where: str, schema_name: str) -> T:
-    """The schema object of a composed primary config, its `data` group checked and its
-    time-limit scale given to the reward (`use_time_limit_scale`).
-
-    Raises ConfigError when a value does not fit its type, the config file `where` does not
-    start from the schema, or the data settings contradict each other.
-    """
-    from omegaconf.errors import OmegaConfBaseException
-
-    try:
-        obj = OmegaConf.to_object(node)
-    except OmegaConfBaseException as exc:
-        raise ConfigError(str(exc)) from exc
-    if not isinstance(obj, schema):
-        raise ConfigError(f"{where} must list `{schema_name}` first in its defaults.")
-    try:
-        check_config(obj.data)
-        use_time_limit_scale(obj.reward, obj.data.time_limit_scale)
-    except ValueError as exc:
-        raise ConfigError(str(exc)) from exc
-    return obj
 
 
 def to_train_config(node: DictConfig) -> TrainConfig:
@@ -183,8 +115,8 @@ def compose_run(
 ) -> ComposedRun:
     """Both stages; `gpus_detected` stands for this machine's GPUs where the cluster says 0.
     `extension`: the veRL settings of a cluster kind composed by its own entry point
-    (`verl_config.EXTENDED_KINDS`; cpu_verl: `verl_cpu.run.compose`)."""
-    from codefu_trainer.training.verl_config import (
+    (`verl.config.EXTENDED_KINDS`; cpu_verl: `verl.cpu.run.compose`)."""
+    from codefu_trainer.training.verl.config import (
         build_verl_config,
         check_attention,
         validate_verl_config,
@@ -220,8 +152,6 @@ def write_resolved(run: ComposedRun) -> Path:
 
 
 def require_data(cfg: TrainConfig) -> None:
-    from codefu_trainer.training.config import data_files
-
     train, test = data_files(cfg)
     if str(train).startswith("s3:"):
         return

@@ -11,7 +11,7 @@ Every choice is a pure function of `CurriculumState` (`choose`), which is plain 
 `state_dict()` / `load_state_dict()` round-trip it through JSON-able dicts, so it is saved
 with each checkpoint and restored on resume.
 
-veRL 0.9.1 reaches it through two extension points (`codefu_trainer.training.curriculum_verl`):
+veRL 0.9.1 reaches it through two extension points (`codefu_trainer.training.verl.curriculum`):
 the RL dataset class (`data.custom_cls`) draws the problems, and the V1 replay buffer
 (`trainer.v1.sampler.custom_sampler`) hands it the judge's scores of every finished group.
 """

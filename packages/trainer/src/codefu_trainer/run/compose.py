@@ -1,0 +1,79 @@
+"""Stage-1 composition, shared by training and evaluation: a primary config (conf/train.yaml,
+conf/eval.yaml) from our groups cluster/data/reward/model, its overrides checked by name, then
+typed by its schema.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Protocol, TypeVar
+
+from omegaconf import DictConfig, OmegaConf
+
+from codefu_data.compose import compose_config
+from codefu_data.config import DataConfig, check_config
+from codefu_trainer.reward.config import RewardConfig, use_time_limit_scale
+from codefu_trainer.run.config import register_configs
+from codefu_trainer.run.overrides import ConfigError, Override, check_group_choices, check_keys
+
+GROUPS = ("cluster", "data", "reward", "model")
+
+
+class HasDataAndReward(Protocol):
+    data: DataConfig
+    reward: RewardConfig
+
+
+T = TypeVar("T", bound=HasDataAndReward)
+
+
+class PrerequisiteError(RuntimeError):
+    """Something the run needs is absent (GPU, prepared data, credentials); nothing started."""
+
+
+def default_conf_dir() -> Path:
+    return Path.cwd() / "conf"
+
+
+def compose_train(
+    conf_dir: Path, ours: Sequence[Override], config_name: str = "train"
+) -> DictConfig:
+    """Stage 1 composition with checks that name a bad option or key and list valid ones."""
+    register_configs()
+    check_group_choices(conf_dir, ours, GROUPS)
+    group_choices = [o.text for o in ours if o.key in GROUPS]
+    base = compose_config(conf_dir, config_name, group_choices)
+    extra: list[str] = []
+    for group in ("model", "reward"):  # the cluster's default_model / default_reward
+        default = base.cluster.get(f"default_{group}")
+        if default and not any(o.key == group for o in ours):
+            extra.append(f"{group}={default}")
+            check_group_choices(conf_dir, [Override(extra[-1], "", group, default)], GROUPS)
+    if extra:
+        base = compose_config(conf_dir, config_name, [*group_choices, *extra])
+    check_keys(base, [o for o in ours if o.key not in GROUPS], where=f"conf/{config_name}.yaml")
+    return compose_config(conf_dir, config_name, [*extra, *(o.text for o in ours)])
+
+
+def typed_config(node: DictConfig, schema: type[T], where: str, schema_name: str) -> T:
+    """The schema object of a composed primary config, its `data` group checked and its
+    time-limit scale given to the reward (`use_time_limit_scale`).
+
+    Raises ConfigError when a value does not fit its type, the config file `where` does not
+    start from the schema, or the data settings contradict each other.
+    """
+    from omegaconf.errors import OmegaConfBaseException
+
+    try:
+        obj = OmegaConf.to_object(node)
+    except OmegaConfBaseException as exc:
+        raise ConfigError(str(exc)) from exc
+    if not isinstance(obj, schema):
+        raise ConfigError(f"{where} must list `{schema_name}` first in its defaults.")
+    try:
+        check_config(obj.data)
+        use_time_limit_scale(obj.reward, obj.data.time_limit_scale)
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from exc
+    return obj

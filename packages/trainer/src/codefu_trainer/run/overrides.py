@@ -1,0 +1,144 @@
+"""Hydra override strings: routing between our config and veRL's, validation, formatting."""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from omegaconf import DictConfig, ListConfig
+
+from codefu_data.compose import ConfigError
+from codefu_trainer.run.config import OUR_KEYS
+
+VERL_PREFIX = "verl."
+_OVERRIDE = re.compile(r"^(?P<op>\+\+|\+|~)?(?P<key>[^=~+][^=]*?)(?:=(?P<value>.*))?$", re.S)
+
+
+@dataclass(frozen=True)
+class Override:
+    text: str
+    op: str  # "", "+", "++" or "~"
+    key: str  # dotted key or group name (may carry @package)
+    value: str | None
+
+    @property
+    def first_key(self) -> str:
+        return re.split(r"[.@/]", self.key, maxsplit=1)[0]
+
+    def with_key(self, key: str) -> Override:
+        value = "" if self.value is None else f"={self.value}"
+        return Override(f"{self.op}{key}{value}", self.op, key, self.value)
+
+
+def parse_override(text: str) -> Override:
+    m = _OVERRIDE.match(text.strip())
+    if not m or (m["value"] is None and m["op"] != "~"):
+        raise ConfigError(
+            f"Cannot read override {text!r}: write KEY=VALUE (e.g. cluster=cpu, "
+            "trainer.total_epochs=1), +KEY=VALUE to add a key, or ~KEY to delete one."
+        )
+    return Override(text.strip(), m["op"] or "", m["key"].strip(), m["value"])
+
+
+def split_overrides(texts: Iterable[str]) -> tuple[list[Override], list[Override]]:
+    """(ours, veRL's): an override whose first key is ours goes to stage 1; `verl.X` and
+    every other first key go to veRL (stage 2)."""
+    ours: list[Override] = []
+    theirs: list[Override] = []
+    for text in texts:
+        ov = parse_override(text)
+        if ov.key.startswith(VERL_PREFIX):
+            theirs.append(ov.with_key(ov.key[len(VERL_PREFIX) :]))
+        elif ov.first_key in (*OUR_KEYS, "hydra"):
+            ours.append(ov)
+        else:
+            theirs.append(ov)
+    return ours, theirs
+
+
+def group_options(conf_dir: Path, group: str) -> list[str]:
+    """Option names of a config group: the yaml files in conf/<group>/."""
+    return sorted(p.stem for p in (conf_dir / group).glob("*.yaml"))
+
+
+def check_group_choices(
+    conf_dir: Path, overrides: Sequence[Override], groups: Sequence[str]
+) -> None:
+    """`group=option` where the option file does not exist → error listing valid options."""
+    for ov in overrides:
+        if ov.key in groups and ov.op != "~" and ov.value is not None:
+            options = group_options(conf_dir, ov.key)
+            if ov.value not in options:
+                hint = _close(ov.value, options)
+                raise ConfigError(
+                    f"{ov.text}: {ov.value!r} is not an option of the config group '{ov.key}'"
+                    f"{hint}. Valid options: {', '.join(options)} (files in {conf_dir / ov.key})."
+                )
+
+
+def check_keys(
+    base: DictConfig, overrides: Sequence[Override], where: str, prefix: str = ""
+) -> None:
+    """A dotted override whose key is not in `base` → error naming it and the valid keys there.
+
+    `+KEY` (add) and `++KEY` (add or set) overrides are allowed to create keys.
+    """
+    for ov in overrides:
+        if ov.op in ("+", "++") or "@" in ov.key or "/" in ov.key:
+            continue
+        node: Any = base
+        walked: list[str] = []
+        for part in ov.key.split("."):
+            if isinstance(node, DictConfig):
+                keys = [str(k) for k in node]
+                if part not in keys:
+                    here = (
+                        prefix + ".".join(walked)
+                        if walked
+                        else (prefix.rstrip(".") or "the top level")
+                    )
+                    hint = _close(part, keys)
+                    raise ConfigError(
+                        f"{ov.text}: {part!r} is not a key of {here} in {where}{hint}. "
+                        f"Valid keys there: {', '.join(sorted(keys))}."
+                    )
+                node = node._get_node(part)
+                if node is not None and not isinstance(node, DictConfig | ListConfig):
+                    node = node._value() if hasattr(node, "_value") else node
+            elif isinstance(node, ListConfig) and part.isdigit():
+                node = node[int(part)] if int(part) < len(node) else None
+            else:
+                break  # below a leaf or a list: let Hydra judge
+            walked.append(part)
+
+
+def _close(word: str, candidates: Sequence[str]) -> str:
+    match = difflib.get_close_matches(word, list(candidates), n=1)
+    return f" (did you mean {match[0]!r}?)" if match else ""
+
+
+def hydra_value(value: Any) -> str:
+    """Format a Python value as a Hydra override value (strings quoted)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return repr(value)
+    if isinstance(value, str):
+        if "${" in value:
+            raise ValueError(f"{value!r} would be read as an interpolation; avoid '${{' in values.")
+        # Hydra's quoted strings: backslashes are literal except before a quote (or the
+        # closing quote), where each must be doubled; a quote is escaped as \'.
+        escaped = re.sub(r"(\\+)(?='|$)", lambda m: m.group(1) * 2, value).replace("'", "\\'")
+        return f"'{escaped}'"
+    if isinstance(value, Mapping):
+        inner = ",".join(f"{k}:{hydra_value(v)}" for k, v in value.items())
+        return "{" + inner + "}"
+    if isinstance(value, list | tuple):
+        return "[" + ",".join(hydra_value(v) for v in value) + "]"
+    raise TypeError(f"Cannot format {value!r} as a Hydra override value.")

@@ -1,0 +1,1 @@
+"""Before a GPU run starts: the model's shape, the memory plan per GPU, the preflight checks."""

@@ -1,0 +1,429 @@
+"""GPU memory per phase of a veRL GRPO step, per GPU, from the model's shape and the config.
+
+Arithmetic from shapes (bytes), in the order veRL 0.9.1's colocated FSDP workers run a step:
+
+- rollout: the actor's resident states beside vLLM, which takes `gpu_memory_utilization` of
+  the GPU for its weights (per tensor-parallel rank), activations and KV cache;
+- old log-probs (actor, no grad, entropy on: veRL logs it) and the reference's log-probs;
+- actor update: FSDP's sharded fp32 params, grads and Adam states; the gathered bf16 units;
+  activations with gradient checkpointing; the log-prob/entropy path.
+
+The activation and log-prob terms count tensors of the shapes the code keeps and were checked
+against one-GPU measurements of the 7B shape (docs/measurements/actor_memory_h200.json,
+`benchmarks/gpu_actor_memory.py`): every measured case is within 10%. What the plan cannot
+see (allocator fragmentation, NCCL buffers, the CUDA context, vLLM's CUDA graphs and what a
+sleeping vLLM keeps) is the margin: a phase fits when it stays under
+(1 - MARGIN) x the GPU's memory.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+
+from codefu_trainer.training.planning.model_shape import ModelShape
+
+GIB = 1024**3
+MARGIN = 0.10
+BF16 = 2
+FP32 = 4
+# One decoder layer recomputed under gradient checkpointing, per token, in bf16 tensors: the
+# MLP's gate, up, activation and product and two gradients of that size; ~12 of hidden size
+# (two RMSNorms in fp32, q/k/v, rotary outputs, attention output, residuals, their grads).
+LAYER_INTERMEDIATE_TENSORS = 6
+LAYER_HIDDEN_TENSORS = 12
+# transformers' sdpa mask of a packed row: a (T, T) bool mask and its bf16 additive copy.
+PACKED_SDPA_MASK_BYTES = 1 + BF16
+# (T, vocab) bytes per element alive at the log-prob path's peak: bf16 logits with the
+# gradient written in place (no entropy); logits + softmax + product + three gradients (entropy
+# with grad: veRL's entropy_from_logits beside a cross-entropy without in-place gradient).
+LOGITS_BYTES_NO_ENTROPY = 1 * BF16
+LOGITS_BYTES_ENTROPY = 6 * BF16
+# Forward-only passes: logits (reference); logits + softmax + product (old log-probs, entropy).
+LOGITS_BYTES_FORWARD = 1 * BF16
+LOGITS_BYTES_FORWARD_ENTROPY = 3 * BF16
+# veRL's fused kernels (use_fused_kernels) compute log-probs and entropy 512 tokens at a time:
+# three fp32 (chunk, vocab) tensors instead of any (T, vocab) one.
+FUSED_CHUNK_TOKENS = 512
+FUSED_CHUNK_TENSORS = 3
+# A no-grad forward's transient MLP tensors (gate, up, activation) of intermediate size.
+FORWARD_INTERMEDIATE_TENSORS = 3
+# vLLM: activation profile of a max_num_batched_tokens forward, per token (intermediate-size
+# MLP tensors per tensor-parallel rank), and fp32 logits of one token per running sequence.
+VLLM_INTERMEDIATE_TENSORS = 3
+
+
+@dataclass(frozen=True)
+class PlanInputs:
+    """Everything the plan reads. `key` metadata: the veRL key an override of the field names."""
+
+    nnodes: int
+    gpus_per_node: int
+    gpu_memory_gib: float
+    gpu_name: str
+    prompt_length: int
+    response_length: int
+    # actor
+    actor_tokens: int = field(metadata={"key": "actor_rollout_ref.actor.ppo_max_token_len_per_gpu"})
+    use_fused_kernels: bool = field(metadata={"key": "actor_rollout_ref.model.use_fused_kernels"})
+    entropy_in_loss: bool = True  # entropy_coeff != 0 or calculate_entropy
+    gradient_checkpointing: bool = True
+    sdpa_packed: bool = True  # sdpa attention on packed rows (use_remove_padding)
+    sequence_parallel: int = 1  # Ulysses: a micro-batch holds sequence_parallel x actor_tokens
+    fsdp_size: int = -1
+    param_offload: bool = False
+    optimizer_offload: bool = field(
+        default=False, metadata={"key": "actor_rollout_ref.actor.fsdp_config.optimizer_offload"}
+    )
+    # reference model (None: no reference model)
+    ref_tokens: int | None = field(
+        default=None, metadata={"key": "actor_rollout_ref.ref.log_prob_max_token_len_per_gpu"}
+    )
+    ref_param_offload: bool = True
+    # rollout
+    old_log_prob_tokens: int = field(
+        default=32768,
+        metadata={"key": "actor_rollout_ref.rollout.log_prob_max_token_len_per_gpu"},
+    )
+    tensor_parallel: int = 1
+    gpu_memory_utilization: float = field(
+        default=0.6, metadata={"key": "actor_rollout_ref.rollout.gpu_memory_utilization"}
+    )
+    max_num_batched_tokens: int = 8192
+    max_model_len: int | None = None
+    max_num_seqs: int = 1024
+
+    @property
+    def world(self) -> int:
+        return self.nnodes * self.gpus_per_node
+
+    @property
+    def shards(self) -> int:
+        """FSDP's shard count: fsdp_size, or every GPU when it is -1."""
+        return self.world if self.fsdp_size in (-1, 0) else self.fsdp_size
+
+    @property
+    def sequence_length(self) -> int:
+        return self.prompt_length + self.response_length
+
+    @property
+    def usable_gib(self) -> float:
+        return self.gpu_memory_gib * (1 - MARGIN)
+
+
+@dataclass(frozen=True)
+class Phase:
+    """One phase's parts (GiB per GPU) and whether their sum stays under the usable memory."""
+
+    name: str
+    parts: dict[str, float]
+    usable_gib: float
+    notes: tuple[str, ...] = ()
+
+    @property
+    def total_gib(self) -> float:
+        return sum(self.parts.values())
+
+    @property
+    def fits(self) -> bool:
+        return self.total_gib <= self.usable_gib
+
+
+@dataclass(frozen=True)
+class Fix:
+    """An override that makes a phase fit, with that phase's total after it."""
+
+    override: str
+    total_gib: float
+
+
+@dataclass(frozen=True)
+class MemoryPlan:
+    inputs: PlanInputs
+    shape: ModelShape
+    phases: tuple[Phase, ...]
+    kv_cache: dict[str, float]
+    fixes: dict[str, Fix | None]
+
+    @property
+    def fits(self) -> bool:
+        return all(p.fits for p in self.phases) and self.kv_cache["full_sequences"] >= 1
+
+    def phase(self, name: str) -> Phase:
+        return next(p for p in self.phases if p.name == name)
+
+
+def gib(n_bytes: float) -> float:
+    return n_bytes / GIB
+
+
+def checkpointed_activations(shape: ModelShape, tokens: int, packed_sdpa: bool) -> float:
+    """Bytes of the decoder's activations in an update over `tokens` tokens (one GPU).
+
+    With gradient checkpointing: each layer's bf16 input kept, one layer recomputed with its
+    gradients, and transformers' (T, T) sdpa mask when a row packs several sequences.
+    """
+    boundaries = shape.num_hidden_layers * tokens * shape.hidden_size * BF16
+    per_token = BF16 * (
+        LAYER_INTERMEDIATE_TENSORS * shape.intermediate_size
+        + LAYER_HIDDEN_TENSORS * shape.hidden_size
+    )
+    mask = PACKED_SDPA_MASK_BYTES * tokens * tokens if packed_sdpa else 0
+    return boundaries + tokens * per_token + mask
+
+
+def full_activations(shape: ModelShape, tokens: int, packed_sdpa: bool) -> float:
+    """Without gradient checkpointing every layer keeps what the recomputed one holds."""
+    per_token = BF16 * (
+        LAYER_INTERMEDIATE_TENSORS * shape.intermediate_size
+        + LAYER_HIDDEN_TENSORS * shape.hidden_size
+    )
+    mask = PACKED_SDPA_MASK_BYTES * tokens * tokens if packed_sdpa else 0
+    return shape.num_hidden_layers * tokens * per_token + mask
+
+
+def logits_path(shape: ModelShape, tokens: int, fused: bool, entropy: bool) -> float:
+    """Bytes the log-prob (and entropy) path adds over `tokens` tokens, with gradient."""
+    if fused:
+        return FUSED_CHUNK_TENSORS * FP32 * FUSED_CHUNK_TOKENS * shape.vocab_size
+    per_element = LOGITS_BYTES_ENTROPY if entropy else LOGITS_BYTES_NO_ENTROPY
+    return per_element * tokens * shape.vocab_size
+
+
+def forward_log_probs(shape: ModelShape, tokens: int, fused: bool, entropy: bool) -> float:
+    """Peak bytes of a no-grad log-prob pass over `tokens` tokens (the decoder's transient
+    MLP tensors, or the logits path, whichever is larger, and the final hidden states)."""
+    if fused:
+        head = FUSED_CHUNK_TENSORS * FP32 * FUSED_CHUNK_TOKENS * shape.vocab_size
+    else:
+        per_element = LOGITS_BYTES_FORWARD_ENTROPY if entropy else LOGITS_BYTES_FORWARD
+        head = per_element * tokens * shape.vocab_size
+    mlp = FORWARD_INTERMEDIATE_TENSORS * BF16 * tokens * shape.intermediate_size
+    return max(head, mlp) + tokens * shape.hidden_size * BF16
+
+
+def update_above_weights(
+    shape: ModelShape, tokens: int, *, path: str, packed_sdpa: bool = True
+) -> float:
+    """GiB an actor update adds above bf16 weights and grads on one unsharded GPU: what
+    benchmarks/gpu_actor_memory.py measures. `path`: off, logits, fused_torch, fused_triton,
+    ref, old (its cases)."""
+    if path in ("ref", "old"):
+        return gib(forward_log_probs(shape, tokens, fused=False, entropy=path == "old"))
+    fused = path.startswith("fused")
+    return gib(
+        checkpointed_activations(shape, tokens, packed_sdpa)
+        + logits_path(shape, tokens, fused=fused, entropy=path != "off")
+    )
+
+
+def _sharded(i: PlanInputs, shape: ModelShape, bytes_per_param: float) -> float:
+    return shape.params * bytes_per_param / i.shards
+
+
+def _gathered_units(shape: ModelShape, with_grads: bool) -> float:
+    """FSDP's unsharded bf16 units: the root (embeddings, norm, head) kept gathered, the
+    current and the prefetched decoder layer; with grads, a layer's fp32 gradient before its
+    reduce-scatter and the head's bf16 gradient."""
+    params = BF16 * (shape.root_params + 2 * shape.layer_params)
+    if not with_grads:
+        return params
+    return (
+        params + FP32 * shape.layer_params + BF16 * max(shape.head_params, shape.embedding_params)
+    )
+
+
+def _resident(i: PlanInputs, shape: ModelShape) -> dict[str, float]:
+    """The actor's states that stay on the GPU outside its update (fp32 params, Adam)."""
+    parts = {}
+    if not i.param_offload:
+        parts["actor params (fp32, sharded)"] = gib(_sharded(i, shape, FP32))
+    if not i.optimizer_offload:
+        parts["actor Adam states (fp32, sharded)"] = gib(_sharded(i, shape, 2 * FP32))
+    return parts
+
+
+def kv_cache(i: PlanInputs, shape: ModelShape) -> dict[str, float]:
+    """vLLM's memory per tensor-parallel rank and how many full-length sequences its KV holds."""
+    tp = i.tensor_parallel
+    budget = i.gpu_memory_utilization * i.gpu_memory_gib * GIB
+    weights = shape.params * BF16 / tp
+    activations = (
+        i.max_num_batched_tokens * VLLM_INTERMEDIATE_TENSORS * BF16 * shape.intermediate_size / tp
+        + i.max_num_seqs * shape.vocab_size * FP32 / tp
+    )
+    kv_heads = max(1, shape.num_key_value_heads // tp)
+    per_token = 2 * shape.num_hidden_layers * kv_heads * shape.head_dim * BF16
+    free = max(0.0, budget - weights - activations)
+    max_len = i.max_model_len or i.sequence_length
+    return {
+        "vllm_budget_gib": gib(budget),
+        "vllm_weights_gib": gib(weights),
+        "vllm_activations_gib": gib(activations),
+        "kv_cache_gib": gib(free),
+        "kv_bytes_per_token": float(per_token),
+        "kv_tokens": free / per_token,
+        "max_model_len": float(max_len),
+        "full_sequences": free / per_token / max_len,
+    }
+
+
+def _phases(i: PlanInputs, shape: ModelShape) -> tuple[Phase, ...]:
+    usable = i.usable_gib
+    resident = _resident(i, shape)
+    rollout = Phase(
+        "rollout",
+        {**resident, "vLLM (gpu_memory_utilization x GPU)": i.gpu_memory_utilization
+         * i.gpu_memory_gib},
+        usable,
+    )  # fmt: skip
+    gathered = gib(_gathered_units(shape, with_grads=False))
+    old = Phase(
+        "old log-probs",
+        {
+            **resident,
+            "gathered units (bf16)": gathered,
+            "log-prob pass": gib(
+                forward_log_probs(shape, i.old_log_prob_tokens, i.use_fused_kernels, entropy=True)
+            ),
+        },
+        usable,
+    )
+    phases = [rollout, old]
+    if i.ref_tokens is not None:
+        ref_parts = dict(resident)
+        if not i.ref_param_offload:
+            ref_parts["reference params (bf16, sharded)"] = gib(_sharded(i, shape, BF16))
+        ref_parts["gathered units (bf16)"] = gathered
+        ref_parts["log-prob pass"] = gib(
+            forward_log_probs(shape, i.ref_tokens, i.use_fused_kernels, entropy=False)
+        )
+        phases.append(Phase("reference log-probs", ref_parts, usable))
+    activations = (
+        checkpointed_activations(shape, i.actor_tokens, i.sdpa_packed)
+        if i.gradient_checkpointing
+        else full_activations(shape, i.actor_tokens, i.sdpa_packed)
+    )
+    update = {
+        "actor params (fp32, sharded)": gib(_sharded(i, shape, FP32)),
+        "actor grads (fp32, sharded)": gib(_sharded(i, shape, FP32)),
+    }
+    if not i.optimizer_offload:
+        update["actor Adam states (fp32, sharded)"] = gib(_sharded(i, shape, 2 * FP32))
+    update["gathered units and their grads"] = gib(_gathered_units(shape, with_grads=True))
+    update["activations"] = gib(activations)
+    update["log-prob/entropy path"] = gib(
+        logits_path(shape, i.actor_tokens, i.use_fused_kernels, i.entropy_in_loss)
+    )
+    phases.append(Phase("actor update", update, usable))
+    return tuple(phases)
+
+
+def _token_budgets(i: PlanInputs, current: int) -> list[int]:
+    """Token budgets to try, largest first: multiples of 1024 from `current` down to one
+    full-length sequence (veRL needs a micro-batch to hold the longest sequence; with
+    sequence parallelism a micro-batch spans sequence_parallel GPUs)."""
+    floor = -(-i.sequence_length // i.sequence_parallel)
+    step = 1024
+    start = (current - 1) // step * step
+    budgets = list(range(start, floor - 1, -step))
+    return [b for b in budgets if b >= floor] + ([floor] if floor not in budgets else [])
+
+
+def _candidates(i: PlanInputs, phase: str) -> list[PlanInputs]:
+    """Changes that lower `phase`, in the order a user would want them tried."""
+    out: list[PlanInputs] = []
+    if phase == "actor update":
+        if not i.use_fused_kernels:
+            out.append(replace(i, use_fused_kernels=True))
+        out += [replace(i, actor_tokens=t) for t in _token_budgets(i, i.actor_tokens)]
+        if not i.optimizer_offload:
+            out.append(replace(i, optimizer_offload=True))
+    elif phase == "old log-probs":
+        if not i.use_fused_kernels:
+            out.append(replace(i, use_fused_kernels=True))
+        out += [replace(i, old_log_prob_tokens=t) for t in _token_budgets(i, i.old_log_prob_tokens)]
+    elif phase == "reference log-probs" and i.ref_tokens is not None:
+        out += [replace(i, ref_tokens=t) for t in _token_budgets(i, i.ref_tokens)]
+    elif phase == "rollout":
+        for tenths in range(int(i.gpu_memory_utilization * 20) - 1, 5, -1):
+            out.append(replace(i, gpu_memory_utilization=tenths / 20))
+        if not i.optimizer_offload:
+            out.append(replace(i, optimizer_offload=True))
+    return out
+
+
+def override_text(before: PlanInputs, after: PlanInputs) -> str:
+    """The veRL override(s) that turn `before` into `after`."""
+    changed = []
+    for f in before.__dataclass_fields__.values():
+        old, new = getattr(before, f.name), getattr(after, f.name)
+        if old != new:
+            value = str(new).lower() if isinstance(new, bool) else str(new)
+            changed.append(f"{f.metadata['key']}={value}")
+    return " ".join(changed)
+
+
+def _fix(i: PlanInputs, shape: ModelShape, phase: str) -> Fix | None:
+    for candidate in _candidates(i, phase):
+        planned = {p.name: p for p in _phases(candidate, shape)}[phase]
+        kv_ok = kv_cache(candidate, shape)["full_sequences"] >= 1
+        if planned.fits and (phase != "rollout" or kv_ok):
+            return Fix(override_text(i, candidate), planned.total_gib)
+    return None
+
+
+def make_plan(i: PlanInputs, shape: ModelShape) -> MemoryPlan:
+    phases = _phases(i, shape)
+    fixes = {p.name: _fix(i, shape, p.name) for p in phases if not p.fits}
+    return MemoryPlan(i, shape, phases, kv_cache(i, shape), fixes)
+
+
+def plan_table(plan: MemoryPlan, rows: Callable[[str], None] = print) -> None:
+    """The plan as a plain-text table, phase by phase."""
+    i = plan.inputs
+    rows(
+        f"GPU memory plan per GPU: {i.gpu_name}, {i.gpu_memory_gib:.1f} GiB, usable "
+        f"{i.usable_gib:.1f} GiB ({MARGIN:.0%} margin); {i.nnodes} node(s) x "
+        f"{i.gpus_per_node} GPUs; model {plan.shape.params / 1e9:.2f}B params "
+        f"({plan.shape.source})"
+    )
+    width = max(len(part) for p in plan.phases for part in p.parts) + 2
+    for phase in plan.phases:
+        verdict = "fits" if phase.fits else "DOES NOT FIT"
+        rows(f"  {phase.name:<{width}}{phase.total_gib:8.1f} GiB  {verdict}")
+        for part, value in phase.parts.items():
+            rows(f"    {part:<{width - 2}}{value:8.1f}")
+    kv = plan.kv_cache
+    rows(
+        f"  vLLM per TP rank: budget {kv['vllm_budget_gib']:.1f} GiB = weights "
+        f"{kv['vllm_weights_gib']:.1f} + activations {kv['vllm_activations_gib']:.1f} + KV cache "
+        f"{kv['kv_cache_gib']:.1f} ({kv['kv_tokens']:,.0f} tokens: "
+        f"{kv['full_sequences']:.1f} sequences of {kv['max_model_len']:,.0f})"
+    )
+
+
+def plan_json(plan: MemoryPlan) -> dict[str, object]:
+    """The plan's parts in GiB, for scripts (`codefu-train --plan-json`)."""
+    i = plan.inputs
+    update = plan.phase("actor update")
+    return {
+        "gpu": {"name": i.gpu_name, "memory_gib": i.gpu_memory_gib, "usable_gib": i.usable_gib},
+        "margin": MARGIN,
+        "nodes": i.nnodes,
+        "gpus_per_node": i.gpus_per_node,
+        "model": {"params": plan.shape.params, "source": plan.shape.source},
+        "phases": {
+            p.name: {"parts_gib": p.parts, "total_gib": p.total_gib, "fits": p.fits}
+            for p in plan.phases
+        },
+        # What benchmarks/gpu_actor_memory.py measures: activations + the log-prob path.
+        "actor_update_above_weights_gib": update.parts["activations"]
+        + update.parts["log-prob/entropy path"],
+        "kv_cache": plan.kv_cache,
+        "fits": plan.fits,
+        "fixes": {
+            name: ({"override": f.override, "total_gib": f.total_gib} if f else None)
+            for name, f in plan.fixes.items()
+        },
+    }

@@ -1,0 +1,166 @@
+"""The rehearsal's starting policy: a tiny model warm-started on real programs, cached.
+
+For each training problem the warm start teaches three responses: the problem's accepted
+C++ program, a rejected one (CodeContests `solutions` / `incorrect_solutions`, read through
+`codefu_data.solutions`), and the accepted program with its last closing brace removed, which
+fails to compile. The rejected and broken ones are taught twice as often as the accepted one
+(`WARM_START_COPIES`), so the warm-started model samples all three, the accepted one the
+least, and GRPO has a real choice with room to rise; the judge's reward must move it toward
+the accepted ones.
+
+The result depends only on the seed, the model shape, the warm-start settings and the
+examples, so it is cached under `rehearsal.cache_dir/<hash of those>` and copied into the
+run directory (`<run dir>/base_model`), which keeps a run self-contained.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import tempfile
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from codefu_trainer.run.config import RehearsalConfig, TinyModelConfig
+
+# Bump when the warm start's code changes what a cached model would be.
+WARM_START_VERSION = 2
+
+# How many times each program of a problem is in the warm start's examples. With equal
+# shares a warm-started policy could sample the accepted program most of the time from the
+# first steps (seed 0: AC 0.79 at step 2), leaving the reward little to show.
+WARM_START_COPIES = {"accepted": 1, "rejected": 2, "broken": 2}
+
+
+def as_response(program: str) -> str:
+    """A program as the policy's answer: in <code> tags, as the prompt asks."""
+    return f"<code>\n{program.strip()}\n</code>"
+
+
+def broken(program: str) -> str:
+    """The program without its last closing brace: a compile error."""
+    body = program.strip()
+    cut = body.rfind("}")
+    if cut < 0:
+        raise ValueError("a C++ program without '}' cannot be broken this way")
+    return body[:cut] + body[cut + 1 :]
+
+
+def select_problems(
+    rows: Sequence[Mapping[str, Any]],
+    source: str,
+    r: RehearsalConfig,
+    *,
+    require_all: bool = True,
+) -> tuple[list[Mapping[str, Any]], list[tuple[Any, str]]]:
+    """The first `r.problems` prompt rows that have an accepted and a rejected C++ program of
+    at most `r.max_program_bytes`, and the warm-start examples (prompt, response) for them.
+    Fewer than `r.problems` such rows is an error unless `require_all` is false."""
+    from codefu_data.solutions import cpp_solutions
+
+    solutions = cpp_solutions(source, [str(row["name"]) for row in rows])
+    chosen: list[Mapping[str, Any]] = []
+    examples: list[tuple[Any, str]] = []
+    for row in rows:
+        found = solutions.get(str(row["name"]))
+        if found is None:
+            continue
+        fits = [
+            [p for p in programs if len(p.strip().encode()) <= r.max_program_bytes]
+            for programs in (found.accepted, found.rejected)
+        ]
+        if not (fits[0] and fits[1]):
+            continue
+        accepted, rejected = fits[0][0], fits[1][0]
+        chosen.append(row)
+        programs = {"accepted": accepted, "rejected": rejected, "broken": broken(accepted)}
+        examples += [
+            (row["prompt"], as_response(programs[kind]))
+            for kind, copies in WARM_START_COPIES.items()
+            for _ in range(copies)
+        ]
+        if len(chosen) == r.problems:
+            break
+    if require_all and len(chosen) < r.problems:
+        raise ValueError(
+            f"rehearsal.problems={r.problems}, but only {len(chosen)} training problems of data "
+            f"source {source!r} have accepted and rejected C++ programs of at most "
+            f"rehearsal.max_program_bytes={r.max_program_bytes} bytes: lower rehearsal.problems "
+            "or raise rehearsal.max_program_bytes."
+        )
+    prompts = [json.dumps(row["prompt"]) for row in chosen]
+    if len(set(prompts)) < len(prompts):
+        raise ValueError(
+            "two rehearsal problems have the same prompt after the cut to "
+            "rehearsal.max_prompt_tokens characters: raise it so the model can tell them apart."
+        )
+    return chosen, examples
+
+
+def cache_key(
+    shape: TinyModelConfig, r: RehearsalConfig, examples: Sequence[tuple[Any, str]]
+) -> str:
+    """Hash of everything the warm-started model depends on."""
+    spec = {
+        "version": WARM_START_VERSION,
+        "shape": asdict(shape),
+        "seed": r.seed,
+        "warmup_steps": r.warmup_steps,
+        "warmup_lr": r.warmup_lr,
+        "examples": examples,
+    }
+    return hashlib.sha256(json.dumps(spec, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def cached_base_model(
+    shape: TinyModelConfig,
+    r: RehearsalConfig,
+    examples: Sequence[tuple[Any, str]],
+    out_dir: Path,
+) -> Path:
+    """`out_dir` holding the warm-started tiny model: copied from the cache, or built, cached
+    and copied. An existing complete `out_dir` (a resumed run) is kept as it is."""
+    from codefu_trainer.run.progress import Progress
+    from codefu_trainer.training.rehearsal.tiny_model import warm_start, write_tiny_model
+
+    if (out_dir / "config.json").is_file() and (out_dir / "tokenizer.json").is_file():
+        return out_dir
+    cache_root = Path(r.cache_dir).expanduser()
+    cached = cache_root / cache_key(shape, r, examples)
+    if (cached / "config.json").is_file():
+        print(f"codefu-train: warm-started base model from the cache {cached}", flush=True)
+    else:
+
+        def warmup(model: Any, tok: Any) -> None:
+            if r.warmup_steps <= 0:
+                return
+            start = time.perf_counter()
+            progress = Progress("codefu-train: warm start", r.warmup_steps)
+            losses = warm_start(
+                model,
+                tok,
+                examples,
+                steps=r.warmup_steps,
+                lr=r.warmup_lr,
+                seed=r.seed,
+                on_step=lambda done, loss: progress.update(done, loss=loss),
+            )
+            print(
+                f"codefu-train: warm start of the tiny model on {len(examples)} programs: "
+                f"{len(losses)} steps, loss {losses[0]:.3f} -> {losses[-1]:.3f} in "
+                f"{time.perf_counter() - start:.1f}s (cached in {cached})",
+                flush=True,
+            )
+
+        cache_root.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryDirectory(dir=cache_root) as tmp:
+            write_tiny_model(shape, Path(tmp) / "model", warmup, seed=r.seed)
+            if not (cached / "config.json").is_file():  # another run may have finished first
+                shutil.rmtree(cached, ignore_errors=True)
+                (Path(tmp) / "model").rename(cached)
+    shutil.copytree(cached, out_dir, dirs_exist_ok=True)
+    return out_dir

@@ -1,0 +1,1 @@
+"""Submitting a training run as a SageMaker job (`job`)."""

@@ -1,0 +1,61 @@
+"""The CPU path's entry point (cluster=cpu_verl): compose, write the inputs, patch veRL, run.
+
+`codefu-train` (training/cli.py) reaches veRL on CPU only through this module; nothing
+outside `verl/cpu/` imports the others (tests/test_layout.py). The run itself is the one
+GPU runs make (`verl.main.train`), with the CPU settings composed in (`config.EXTENSION`),
+veRL patched in this process too, and a Ray cluster of its own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from omegaconf import DictConfig, OmegaConf
+
+from codefu_trainer.run.config import TrainConfig
+from codefu_trainer.training.compose import (
+    ComposedRun,
+    compose_run,
+    require_data,
+    write_resolved,
+)
+from codefu_trainer.training.verl.cpu.config import EXTENSION
+
+
+def compose(conf_dir: Path, overrides: Sequence[str], **kwargs: Any) -> ComposedRun:
+    """`compose_run` with the CPU path's veRL settings (`config.EXTENSION`)."""
+    return compose_run(conf_dir, overrides, extension=EXTENSION, **kwargs)
+
+
+def main(conf_dir: Path, overrides: Sequence[str]) -> int:
+    """`codefu-train cluster=cpu_verl`: veRL's own trainer on this machine's CPU (docs/train.md,
+    "veRL on CPU"); returns the exit code."""
+    composed = compose(conf_dir, overrides)
+    require_data(composed.cfg)
+    write_resolved(composed)
+    assert composed.verl is not None
+    return run(composed.verl, composed.cfg, composed.run_dir)
+
+
+def run(verl: DictConfig, cfg: TrainConfig, run_dir: Path) -> int:
+    """Write the run's inputs (every tier of a curriculum), patch veRL in this process too,
+    train (veRL's trainer and the model export, `verl.main.train`), and stop the Ray
+    cluster it started, whatever happens."""
+    import ray
+
+    from codefu_trainer.run.local_ray import ray_temp_dir_outside_venv
+    from codefu_trainer.training.verl import main as verl_main
+    from codefu_trainer.training.verl.cpu.config import prepare_inputs
+    from codefu_trainer.training.verl.cpu.hook import setup
+
+    tiers = OmegaConf.select(verl, "data.curriculum.tiers", default=None) or ()
+    prepare_inputs(cfg, run_dir, [str(t) for t in tiers])
+    setup()  # the driver reads veRL's platform too (auto_set_device, run_ppo)
+    ray_temp_dir_outside_venv()
+    try:
+        return verl_main.train(verl, cfg, run_dir)
+    finally:
+        if ray.is_initialized():
+            ray.shutdown()
