@@ -8,6 +8,9 @@ exit), `mle.cpp` (allocates several times the memory limit) and `ce.cpp` (does n
 compile). Each is judged with the problem's own time and memory limits on its real
 tests from `$CODEFU_REAL_DATA/codefu_easy/{train,test}.parquet` by the suite's
 shared `judge` fixture (conftest.py); skipped when `CODEFU_REAL_DATA` is unset.
+
+Some problems also hold Python 3 variants (`ac.py` ... `ce.py` and `ole.py`, a flood of
+output), judged through the `codefu-judge` command line (`.py`: inferred as Python).
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from typing import Any
 import pytest
 
 from codefu_sandbox import Judge, JudgeReport, Limits, TestCase, Verdict
+from codefu_sandbox.cli import main
 
 SOLUTIONS = Path(__file__).resolve().parent / "real_solutions"
 MANIFEST: dict[str, dict[str, str]] = json.loads((SOLUTIONS / "manifest.json").read_text())
@@ -33,6 +37,8 @@ EXPECTED: dict[str, Verdict] = {
     "mle": Verdict.MLE,
     "ce": Verdict.CE,
 }
+PY_EXPECTED: dict[str, Verdict] = {**EXPECTED, "ole": Verdict.OLE}
+PY_PROBLEMS = sorted(slug for slug in MANIFEST if (SOLUTIONS / slug / "ac.py").is_file())
 REAL_DATA = os.environ.get("CODEFU_REAL_DATA", "")
 
 
@@ -166,3 +172,63 @@ def test_real_solution_gets_exact_verdict(
             # wall-clock backstop ended a program that sleeps.
             limit = problem.limits.time_seconds
             assert failing.cpu_seconds >= 0.9 * limit or failing.wall_seconds >= limit
+
+
+def test_python_variants_are_complete() -> None:
+    """Problems with Python variants have all seven, on a real-number problem too."""
+    assert len(PY_PROBLEMS) >= 3
+    for slug in PY_PROBLEMS:
+        for variant in PY_EXPECTED:
+            assert (SOLUTIONS / slug / f"{variant}.py").is_file(), f"{slug}/{variant}.py"
+    assert any(MANIFEST[slug]["checker"] == "codecontests" for slug in PY_PROBLEMS)
+
+
+@pytest.mark.real_data
+@pytest.mark.skipif(
+    not REAL_DATA,
+    reason="CODEFU_REAL_DATA is unset: set it to a folder holding "
+    "codefu_easy/{train,test}.parquet (real CodeContests problems) to run this",
+)
+@pytest.mark.parametrize("case", [f"{s}/{v}" for s in PY_PROBLEMS for v in PY_EXPECTED])
+def test_real_python_solution_gets_exact_verdict_through_the_cli(
+    judge: Judge,
+    problems: dict[str, Problem],
+    case: str,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    slug, variant = case.split("/")
+    problem = problems[slug]
+    expected = PY_EXPECTED[variant]
+    tests = tmp_path / "tests.json"
+    tests.write_text(json.dumps([{"input": t.input, "output": t.output} for t in problem.tests]))
+    argv = [
+        str(SOLUTIONS / slug / f"{variant}.py"),
+        "--tests", str(tests),
+        "--time-limit", str(problem.limits.time_seconds),
+        "--memory-limit", str(problem.limits.memory_bytes),
+        "--checker", problem.checker,
+        "--cache-dir", str(judge.cache_dir),
+    ]  # fmt: skip
+    if expected != Verdict.AC:  # its verdict shows at the first failing test
+        argv.append("--stop-on-first-failure")
+    if expected == Verdict.TLE:  # the TLE variants burn the limit: the cheapest factor
+        argv += ["--time-factor", "1"]
+    assert main(argv) == 0
+    captured = capsys.readouterr()
+    report = json.loads(captured.out)
+    failing = [t for t in report["tests"] if t["verdict"] != "AC"]
+    detail = f"{problem.name} {variant}.py: {json.dumps(report)[:1500]}"
+    assert report["verdict"] == expected, detail
+    if expected == Verdict.CE:
+        assert not report["compile"]["ok"]
+        assert "Error" in report["compile"]["diagnostics"], detail  # Syntax/IndentationError
+        assert 'File "sol.py", line' in report["compile"]["diagnostics"], detail
+        return
+    assert report["compile"]["ok"], detail
+    if expected == Verdict.AC:
+        assert report["passed"] == report["total"] == len(problem.tests)
+        return
+    assert failing[0]["verdict"] == expected, detail
+    if expected == Verdict.RE:
+        assert failing[0]["exit_code"] not in (0, None) or failing[0]["signal"], detail
