@@ -220,7 +220,7 @@ def test_spinning_threads_share_one_cpu_limit(judge: Judge) -> None:
         "    threading.Thread(target=spin, daemon=True).start()\n"
         "spin()\n"
     )
-    report = run(judge, source, limits=Limits(0.5, 256 * MiB))
+    report = run(judge, source, limits=Limits(0.25, 256 * MiB))
     assert report.verdict is Verdict.TLE
     assert report.tests[0].wall_seconds < 10
 
@@ -260,11 +260,6 @@ def test_flooding_stderr_is_stopped_at_the_cap(judge: Judge) -> None:
     report = run(judge, source)
     assert report.verdict in (Verdict.RE, Verdict.OLE), report.to_dict()
     assert report.tests[0].wall_seconds < 10
-
-
-def test_four_gigabyte_allocation_is_mle(judge: Judge) -> None:
-    report = run(judge, "data = b'x' * (4 << 30)\nprint(len(data))\n")
-    assert report.verdict is Verdict.MLE, report.to_dict()
 
 
 @pytest.mark.parametrize(
