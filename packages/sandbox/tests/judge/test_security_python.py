@@ -230,7 +230,7 @@ def test_deep_recursion_in_a_big_stack_thread_is_accepted(judge: Judge) -> None:
     source = (
         "import sys, threading\n"
         "sys.setrecursionlimit(1 << 20)\n"
-        "threading.stack_size(512 << 20)\n"
+        "threading.stack_size(1 << 27)\n"
         "def depth(n):\n"
         "    return 0 if n == 0 else 1 + depth(n - 1)\n"
         "def main():\n"
