@@ -194,7 +194,9 @@ class Judge:
         `codecontests`, `precision` for `floats`), or a `CheckerConfig` holding both.
         Judging stops after the first failing test with `stop_on_first_failure`, or after
         the first test whose verdict is in `stop_on`. `language` is "cpp" or "python"
-        (ValueError otherwise); its time factor scales `limits.time_seconds`.
+        (ValueError otherwise); its time factor scales `limits.time_seconds`. The first
+        Python submission sets up the interpreter: SandboxError (not a verdict) when it
+        cannot run in the sandbox on this host.
         """
         tests = list(tests)
         if not tests:
