@@ -20,7 +20,7 @@ COPY locks/ locks/
 COPY packages/ packages/
 COPY conf/ conf/
 # The reward side only: codefu-trainer without its `train` extra has no torch, veRL,
-# transformers or vLLM (README "Dependency sets" has the installed sizes).
+# transformers or vLLM (docs/dependencies.md "Dependency sets" has the installed sizes).
 RUN pip install -c locks/cpu.txt ./packages/sandbox ./packages/data \
         ./packages/launcher ./packages/trainer \
     && python -c "import codefu_sandbox, codefu_trainer.reward.service" \

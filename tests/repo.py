@@ -42,3 +42,14 @@ def nox_sessions() -> list[str]:
         cwd=ROOT,
     ).stdout
     return re.findall(r"^[*-] (\S+?)(?: ->|$)", out, re.MULTILINE)
+
+
+def console_scripts() -> set[str]:
+    """Every console script the four packages declare (`codefu-judge`, …)."""
+    return {
+        script
+        for package in PACKAGES
+        for script in load_toml(ROOT / "packages" / package / "pyproject.toml")["project"].get(
+            "scripts", {}
+        )
+    }

@@ -14,17 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from repo import PACKAGES, ROOT, load_toml
-
-
-def _scripts() -> set[str]:
-    return {
-        script
-        for package in PACKAGES
-        for script in load_toml(ROOT / "packages" / package / "pyproject.toml")["project"].get(
-            "scripts", {}
-        )
-    }
+from repo import PACKAGES, ROOT, console_scripts
 
 
 def _nox(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
@@ -38,7 +28,7 @@ def _nox(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
 def test_every_command_the_readme_names_is_a_console_script() -> None:
     named = set(re.findall(r"`(codefu-[a-z]+)\b", (ROOT / "README.md").read_text()))
     packages = {f"codefu-{p}" for p in PACKAGES}  # distribution names, not commands
-    assert named - packages <= _scripts(), (named - packages) - _scripts()
+    assert named - packages <= console_scripts(), (named - packages) - console_scripts()
     assert "nox -s cli -- codefu-judge --help" in (ROOT / "README.md").read_text()
 
 
@@ -48,7 +38,7 @@ def test_an_unknown_command_lists_the_commands(tmp_path: Path) -> None:
     assert done.returncode == 1
     output = done.stdout + done.stderr
     assert "'codefu-nothing' is not one of them" in output
-    for script in _scripts():
+    for script in console_scripts():
         assert script in output
 
 

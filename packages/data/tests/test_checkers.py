@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pyarrow as pa
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from codefu_data.checkers import (
     Checker,
+    checker_config,
     checker_file_stem,
     checker_from_column,
     checker_from_folder,
@@ -18,6 +20,9 @@ from codefu_data.checkers import (
 )
 from codefu_data.config import CheckersConfig, DataConfig, check_checkers
 from codefu_data.prepare import prepare
+from codefu_data.schema import CHECKER_PARAMS_TYPE, CHECKER_TYPE
+from codefu_sandbox import CheckerConfig
+from codefu_sandbox.checkers import PROGRAM, accepted_params
 
 
 def test_file_stems_of_real_names() -> None:
@@ -67,6 +72,20 @@ def test_checker_settings_are_checked(tmp_path: Path) -> None:
         check_checkers(CheckersConfig(testlib=str(tmp_path / "testlib.h")))
     with pytest.raises(ValueError, match="min_tnr"):
         check_checkers(CheckersConfig(min_tnr=1.5))
+
+
+def test_the_ground_truth_stores_the_checkers_own_configuration() -> None:
+    """What prepare writes is `CheckerConfig.to_dict()`, and reads back as the same config;
+    the stored fields are the program checker's parameters but the testlib.h path."""
+    cfg = CheckersConfig(time_seconds=3, memory_bytes=64 << 20)
+    config = checker_config(Checker("python", "import sys\nsys.exit(0)\n"), "print(1)\n", cfg)
+    [stored] = pa.array([config.to_dict()], CHECKER_TYPE).to_pylist()
+    assert stored == config.to_dict()
+    assert CheckerConfig.from_dict(stored) == config
+    assert config.params["source"] == "print(1)\n"  # the source judged (testlib.h inlined)
+    assert [f.name for f in CHECKER_PARAMS_TYPE] == [
+        name for name in accepted_params(PROGRAM) if name != "testlib"
+    ]
 
 
 def test_the_printed_table_has_every_problem() -> None:

@@ -18,13 +18,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from codefu_data.judging_rules import (
-    JudgingRules,
-    parse_tolerance,
-    rules_from_statement,
-    truncated_output,
-)
-from codefu_sandbox.rules import checker_params
+from codefu_data.judging_rules import parse_tolerance, rules_from_statement, truncated_output
+from codefu_sandbox.rules import JudgingRules, checker_params
 
 
 def _statement(excerpt: str) -> str:

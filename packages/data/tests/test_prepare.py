@@ -10,12 +10,12 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from codefu_data import prepare as prepare_mod
 from codefu_data.config import DataConfig
 from codefu_data.prepare import prepare
 from codefu_data.reader import DataError, read_processed
 from codefu_data.schema import OUTPUT_SCHEMA, RAW_SCHEMA
 from codefu_data.synthetic import FLAW_KINDS, FLAW_PERIOD, SyntheticSpec, split_sizes
+from codefu_data.tier_writer import TierWriter
 
 TIERS = ("easy", "expert", "hard")
 
@@ -135,7 +135,7 @@ def test_interrupted_run_leaves_nothing(
         calls.append(1)
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(prepare_mod._TierWriter, "append", explode)
+    monkeypatch.setattr(TierWriter, "append", explode)
     with pytest.raises(KeyboardInterrupt):
         prepare(make_config(raw_dir, out), progress=False)
     assert calls
@@ -155,7 +155,7 @@ def test_interrupted_rebuild_keeps_the_previous_output(
     def explode(self: object, table: pa.Table) -> None:
         raise RuntimeError("disk full")
 
-    monkeypatch.setattr(prepare_mod._TierWriter, "append", explode)
+    monkeypatch.setattr(TierWriter, "append", explode)
     with pytest.raises(RuntimeError):
         prepare(make_config(raw_dir, out, force=True), progress=False)
     assert _files(out) == before

@@ -78,9 +78,9 @@ def test_the_judges_time_limit_is_the_statements_times_the_scale() -> None:
 def test_validation_judges_under_the_scaled_time_limit() -> None:
     import pyarrow as pa
 
+    from codefu_data.batch_checks import validate_rows
     from codefu_data.config import DataConfig
-    from codefu_data.judging_rules import JudgingRules
-    from codefu_data.prepare import _validate
+    from codefu_sandbox.rules import JudgingRules
 
     class Recorder:
         def __init__(self) -> None:
@@ -101,7 +101,7 @@ def test_validation_judges_under_the_scaled_time_limit() -> None:
     }
     counts: dict[str, dict[str, dict[str, int]]] = {"easy": {"train": {"kept": 1}}}
     recorder = Recorder()
-    _validate(
+    validate_rows(
         recorder,  # type: ignore[arg-type]
         table=pa.Table.from_pylist([row]),
         rows=[0],

@@ -73,8 +73,9 @@ def test_hosts_read_the_submitted_secret_version_from_parameter_store(aws: None)
 
 
 def test_an_unreadable_secret_stops_the_host_naming_the_permission(aws: None) -> None:
+    from codefu_launcher.host import LaunchError
     from codefu_launcher.plan import PlanOptions, make_plan, parse_resource_config
-    from codefu_launcher.run import Launcher, LaunchError, RunSettings
+    from codefu_launcher.run import Launcher, RunSettings
 
     env = {AUTH_PARAMETER_ENV: "/codefu/ray-auth/never-stored:1", AUTH_REGION_ENV: "us-east-1"}
     with pytest.raises(AuthError, match="ssm:GetParameter"):

@@ -7,13 +7,9 @@ from pathlib import Path
 import pytest
 
 from codefu_launcher.auth import AUTH_SECRET_ENV
-from codefu_launcher.run import (
-    LaunchError,
-    exit_code_of,
-    minimal_environment,
-    resolve_host,
-    write_failure,
-)
+from codefu_launcher.host import LaunchError, exit_code_of, resolve_host
+from codefu_launcher.pass_env import minimal_environment
+from codefu_launcher.run import write_failure
 
 
 def test_minimal_environment_is_an_allow_list() -> None:

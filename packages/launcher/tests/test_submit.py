@@ -664,8 +664,9 @@ def test_secrets_travel_as_parameter_names_and_every_host_reads_them(
     aws: None, workdir: tuple[Path, Path], tmp_path: Path
 ) -> None:
     """A credential goes through Parameter Store: the job carries its name, hosts its value."""
+    from codefu_launcher.host import LaunchError
     from codefu_launcher.plan import PlanOptions, make_plan, parse_resource_config
-    from codefu_launcher.run import Launcher, LaunchError, RunSettings
+    from codefu_launcher.run import Launcher, RunSettings
 
     ssm = boto3.client("ssm", region_name="us-east-1")
     ssm.put_parameter(Name="/team/wandb-key", Value="wandb-s3cr3t", Type="SecureString")

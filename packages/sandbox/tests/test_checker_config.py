@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from codefu_sandbox import CheckerConfig
 from codefu_sandbox.checker_runner import CheckerError, with_testlib
-from codefu_sandbox.checkers import program
+from codefu_sandbox.checkers import bind, program
 from codefu_sandbox.judge import checker_config
 
 rules = st.fixed_dictionaries(
@@ -125,6 +125,25 @@ def test_a_checker_program_configuration_is_checked() -> None:
 def test_a_checker_program_never_runs_outside_the_sandbox() -> None:
     with pytest.raises(ValueError, match="only in the judge's sandbox"):
         program.check("1", "1", source="import sys\nsys.exit(0)\n", language="python")
+
+
+def test_a_checker_program_is_configured_and_bound_as_any_checker() -> None:
+    config = program.config("import sys\n", "python", time_seconds=2, memory_bytes=1 << 28)
+    assert config == CheckerConfig(
+        "program",
+        {
+            "source": "import sys\n",
+            "language": "python",
+            "time_seconds": 2.0,
+            "memory_bytes": 1 << 28,
+        },
+    )
+    assert "testlib" not in config.params  # no path: the source stands alone
+    assert program.config("x", testlib="/t.h").params["testlib"] == "/t.h"
+    bound = bind(config.name, config.params, sandbox=None, program="unused")
+    assert bound.keywords == {**config.params, "sandbox": None}  # only what `check` takes
+    with pytest.raises(ValueError, match="only in the judge's sandbox"):
+        bound("1", "1", input="")
 
 
 def test_testlib_h_is_the_users_copy(tmp_path: Path) -> None:

@@ -28,8 +28,8 @@ from typing import Any
 from codefu_data.config import CheckersConfig
 from codefu_sandbox import CheckerConfig, Limits, Submission, TestCase, Verdict
 from codefu_sandbox.checker_runner import CheckerError, CheckerLimits, with_testlib
+from codefu_sandbox.checkers import program
 
-LANGUAGES = ("cpp", "python")
 SUFFIXES = {".cpp": "cpp", ".py": "python"}
 # Drop reasons (manifest `checkers`).
 CHECKER_BROKEN = "checker_broken"
@@ -132,17 +132,15 @@ class CheckerCandidate:
     incorrect: list[str] = field(default_factory=list)
 
 
-def checker_config(checker: Checker, source: str, cfg: CheckersConfig) -> dict[str, Any]:
-    """The codefu-sandbox checker configuration (`CheckerConfig.to_dict` shape)."""
-    return {
-        "name": "program",
-        "params": {
-            "source": source,
-            "language": checker.language,
-            "time_seconds": float(cfg.time_seconds),
-            "memory_bytes": int(cfg.memory_bytes),
-        },
-    }
+def checker_config(checker: Checker, source: str, cfg: CheckersConfig) -> CheckerConfig:
+    """The codefu-sandbox configuration that judges with `checker`, whose `source` has
+    testlib.h inlined; the ground truth stores its `to_dict()`."""
+    return program.config(
+        source,
+        checker.language,
+        time_seconds=cfg.time_seconds,
+        memory_bytes=cfg.memory_bytes,
+    )
 
 
 def validate_checker(judge: Any, cand: CheckerCandidate, cfg: CheckersConfig) -> CheckerVerdict:
@@ -169,7 +167,7 @@ def validate_checker(judge: Any, cand: CheckerCandidate, cfg: CheckersConfig) ->
             )
     tests = [TestCase(a, b) for a, b in cand.tests]
     problem_limits = Limits(cand.time_seconds, cand.memory_bytes)
-    config = CheckerConfig.from_dict(checker_config(cand.checker, source, cfg))
+    config = checker_config(cand.checker, source, cfg)
     accepted = cand.accepted[: cfg.max_programs]
     incorrect = cand.incorrect[: cfg.max_programs]
     workers = cfg.workers or None

@@ -12,6 +12,8 @@ from typing import Any
 
 import pyarrow as pa
 
+from codefu_sandbox.checkers import PROGRAM, param_types
+
 TESTS_TYPE = pa.struct([("input", pa.list_(pa.string())), ("output", pa.list_(pa.string()))])
 SOLUTIONS_TYPE = pa.struct(
     [("language", pa.list_(pa.int64())), ("solution", pa.list_(pa.string()))]
@@ -62,7 +64,7 @@ CODEFORCES_SOURCE = 2  # CodeContests `source` enum: 2 = Codeforces
 CPP_LANGUAGE = 2  # CodeContests solution `language` enum: 2 = C++
 
 OUT_TESTS_TYPE = TESTS_TYPE
-# How the statement relaxes the comparison (codefu_data.judging_rules.JudgingRules).
+# How the statement relaxes the comparison (codefu_sandbox.rules.JudgingRules).
 JUDGING_RULES_TYPE = pa.struct(
     [
         ("any_case_words", pa.list_(pa.string())),
@@ -72,15 +74,14 @@ JUDGING_RULES_TYPE = pa.struct(
         ("any_order", pa.string()),
     ]
 )
-# A problem's checker program, validated by prepare (null: none), as codefu-sandbox's
-# `CheckerConfig("program", params).to_dict()`; the params as JSON-able fields.
+# A problem's checker program, validated by prepare (null: none), stored as its
+# codefu-sandbox configuration's own `CheckerConfig.to_dict()` (`checkers.program.config`):
+# the program checker's parameters as fields, all but `testlib` (prepare inlines testlib.h
+# into the source, so no path of the preparing machine is stored). Today's fields: source,
+# language, time_seconds, memory_bytes.
+_ARROW_TYPES = {str: pa.string(), float: pa.float64(), int: pa.int64(), bool: pa.bool_()}
 CHECKER_PARAMS_TYPE = pa.struct(
-    [
-        ("source", pa.string()),
-        ("language", pa.string()),
-        ("time_seconds", pa.float64()),
-        ("memory_bytes", pa.int64()),
-    ]
+    [(name, _ARROW_TYPES[kind]) for name, kind in param_types(PROGRAM).items() if name != "testlib"]
 )
 CHECKER_TYPE = pa.struct([("name", pa.string()), ("params", CHECKER_PARAMS_TYPE)])
 # The CodeFu reference's ground truth, field for field.

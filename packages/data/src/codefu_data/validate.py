@@ -24,7 +24,7 @@ from typing import Any
 
 from codefu_data.config import DataConfig
 from codefu_data.solutions import cpp_programs
-from codefu_sandbox import Judge, Limits, Submission, TestCase, Verdict
+from codefu_sandbox import CheckerConfig, Judge, Limits, Submission, TestCase, Verdict
 
 ACCEPTED_SOLUTIONS_FAIL = "accepted_solutions_fail"
 ACCEPTED_SOLUTIONS_DISAGREE = "accepted_solutions_disagree"
@@ -86,7 +86,8 @@ class Candidate:
     time_seconds: float
     memory_bytes: int
     solutions: dict[str, Any] | None  # CodeContests `solutions` struct
-    checker_params: dict[str, Any] = field(default_factory=dict)  # the problem's judging rules
+    # `data.validate_checker` under the problem's judging rules (`rules.checker_config`).
+    checker: CheckerConfig
 
 
 class Validator:
@@ -116,8 +117,7 @@ class Validator:
                         source=src,
                         tests=tests,
                         limits=limits,
-                        checker=self.cfg.validate_checker,
-                        checker_params=cand.checker_params,
+                        checker=cand.checker,
                     )
                 )
                 owners.append(i)

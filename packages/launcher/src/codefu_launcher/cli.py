@@ -39,7 +39,7 @@ def _plan(args: argparse.Namespace) -> ClusterPlan:
 
 
 def _cmd_plan(args: argparse.Namespace) -> int:
-    from codefu_launcher.run import try_resolve
+    from codefu_launcher.host import try_resolve
 
     plan = _plan(args)
     node_ip = try_resolve(plan.host)
@@ -49,7 +49,8 @@ def _cmd_plan(args: argparse.Namespace) -> int:
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
-    from codefu_launcher.run import Launcher, LaunchError, RunSettings, Terminated, write_failure
+    from codefu_launcher.host import LaunchError
+    from codefu_launcher.run import Launcher, RunSettings, Terminated, write_failure
 
     entrypoint = list(args.entrypoint)
     if entrypoint and entrypoint[0] == "--":

@@ -9,94 +9,41 @@ code. Worker: waits for the head, joins with retries, and exits 0 once the head 
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import os
-import shutil
 import signal
-import socket
 import subprocess
-import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType
 
-from codefu_launcher.auth import (
-    AUTH_SECRET_ENV,
-    AuthError,
-    auth_environment,
-    secret_environment,
-)
+from codefu_launcher.auth import AuthError, auth_environment, secret_environment
 from codefu_launcher.cuda import CudaError, cuda_environment
+from codefu_launcher.host import (
+    LaunchError,
+    RayNode,
+    alive_node_ips,
+    exit_code_of,
+    port_open,
+    ray_executable,
+    resolve_host,
+    stop_process_group,
+    try_resolve,
+)
+from codefu_launcher.pass_env import (
+    PASS_ENV_ENV,
+    minimal_environment,
+    pass_env_names,
+    withheld_names,
+)
 from codefu_launcher.plan import ClusterPlan
 
 log = logging.getLogger("codefu_launcher")
 
 DEFAULT_FAILURE_FILE = "/opt/ml/output/failure"
 DRAIN_ENV = "RAY_GRACEFUL_SHUTDOWN_DRAIN_TIMEOUT_S"
-PASS_ENV_ENV = "CODEFU_PASS_ENV"  # extra variable names for the entrypoint, comma separated
-
-# The entrypoint's environment: these names and prefixes, nothing else (never the secret).
-PASS_NAMES = frozenset(
-    {
-        "PATH",
-        "HOME",
-        "USER",
-        "LOGNAME",
-        "SHELL",
-        "LANG",
-        "LC_ALL",
-        "TZ",
-        "TERM",
-        "TMPDIR",
-        "HOSTNAME",
-        "PYTHONPATH",
-        "PYTHONUNBUFFERED",
-        "PYTHONHASHSEED",
-        "VIRTUAL_ENV",
-        "CONDA_PREFIX",
-        "LD_LIBRARY_PATH",
-        "LD_PRELOAD",
-        "OMP_NUM_THREADS",
-        "TRAINING_JOB_NAME",
-        "TRAINING_JOB_ARN",
-    }
-)
-PASS_PREFIXES = (
-    "SM_",
-    "CODEFU_",
-    "NCCL_",
-    "FI_",
-    "CUDA_",
-    "NVIDIA_",
-    "HF_",
-    "TRANSFORMERS_",
-    "TOKENIZERS_",
-    "VLLM_",
-    "TORCH_",
-    "PYTORCH_",
-    "WANDB_",
-    "MLFLOW_",
-    "AWS_",
-    "RAY_",  # Ray's own settings (RAY_DEDUP_LOGS, RAY_GRAFANA_*, ...); never its auth
-    "OFI_NCCL_",
-    "GLOO_",
-    "RDMAV_",
-    "TRITON_",
-    "TORCHINDUCTOR_",
-    "OMP_",
-    "MKL_",
-    "KMP_",
-    "XDG_",
-)
-# The launcher sets these itself; a value from the job is never passed on.
-NEVER_PASS = frozenset({AUTH_SECRET_ENV, "RAY_AUTH_TOKEN", "RAY_AUTH_MODE", "RAY_ADDRESS"})
-
-
-class LaunchError(RuntimeError):
-    """The cluster could not be brought up; the message is the failure reason."""
 
 
 class Terminated(BaseException):
@@ -124,33 +71,6 @@ class RunSettings:
     sleep: Callable[[float], None] = field(default=time.sleep, repr=False)
 
 
-# --- pure helpers -------------------------------------------------------------------------
-
-
-def minimal_environment(env: Mapping[str, str], extra: Sequence[str] = ()) -> dict[str, str]:
-    """The allow-listed subset of `env` (names, prefixes, plus `extra` and CODEFU_PASS_ENV).
-
-    A submitted job's CODEFU_PASS_ENV lists every name the user set in its environment,
-    so all of them pass.
-    """
-    wanted = set(PASS_NAMES) | set(extra) | pass_env_names(env)
-    return {
-        k: v
-        for k, v in env.items()
-        if k not in NEVER_PASS and (k in wanted or k.startswith(PASS_PREFIXES))
-    }
-
-
-def pass_env_names(env: Mapping[str, str]) -> set[str]:
-    """The names listed in CODEFU_PASS_ENV (comma separated)."""
-    return {n.strip() for n in env.get(PASS_ENV_ENV, "").split(",") if n.strip()}
-
-
-def withheld_names(env: Mapping[str, str], passed: Mapping[str, str]) -> list[str]:
-    """Names of `env` that are not passed on, for the log (values never appear)."""
-    return sorted(k for k in env if k not in passed)
-
-
 def dashboard_hint(plan: ClusterPlan, env: Mapping[str, str]) -> str | None:
     """How to reach this head's Ray dashboard from outside (SSM port forwarding)."""
     opts = plan.options
@@ -167,11 +87,6 @@ def dashboard_hint(plan: ClusterPlan, env: Mapping[str, str]) -> str | None:
     )
 
 
-def exit_code_of(returncode: int) -> int:
-    """A process's exit status as a shell reports it (signal N -> 128+N)."""
-    return 128 - returncode if returncode < 0 else returncode
-
-
 def write_failure(path: str, reason: str) -> None:
     """Write the reason to SageMaker's failure file unless something wrote one first."""
     p = Path(path)
@@ -184,100 +99,6 @@ def write_failure(path: str, reason: str) -> None:
     except OSError as exc:
         log.error("Could not write failure file %s: %s", p, exc)
     log.error("%s", reason)
-
-
-# --- effects --------------------------------------------------------------------------------
-
-
-def resolve_host(host: str, timeout: float, sleep: Callable[[float], None] = time.sleep) -> str:
-    """The IPv4 address of `host`, retrying with exponential backoff until `timeout`."""
-    deadline = time.monotonic() + timeout
-    delay = 0.5
-    while True:
-        try:
-            infos = socket.getaddrinfo(host, None, socket.AF_INET, socket.SOCK_STREAM)
-            return str(infos[0][4][0])
-        except OSError as exc:
-            if time.monotonic() + delay > deadline:
-                raise LaunchError(
-                    f"Could not resolve host {host!r} within {timeout:.0f} s ({exc}). "
-                    "Check the job's networking (hosts resolve through /etc/hosts)."
-                ) from exc
-            log.info("Resolving %s failed (%s); retrying in %.1f s", host, exc, delay)
-            sleep(delay)
-            delay = min(delay * 2, 10.0)
-
-
-def try_resolve(host: str) -> str | None:
-    try:
-        return str(socket.getaddrinfo(host, None, socket.AF_INET)[0][4][0])
-    except OSError:
-        return None
-
-
-def port_open(ip: str, port: int, timeout: float = 2.0) -> bool:
-    """True when a TCP connection to ip:port succeeds."""
-    try:
-        with socket.create_connection((ip, port), timeout=timeout):
-            return True
-    except OSError:
-        return False
-
-
-def ray_executable(settings: RunSettings) -> str:
-    if settings.ray_executable:
-        return settings.ray_executable
-    beside = Path(sys.executable).with_name("ray")
-    if beside.exists():
-        return str(beside)
-    found = shutil.which("ray")
-    if found is None:
-        raise LaunchError("The `ray` command is not installed; install ray[default]==2.60.0.")
-    return found
-
-
-def _terminate(proc: subprocess.Popen[bytes], grace: float, name: str) -> int:
-    """SIGTERM the process group of `proc`, SIGKILL it after `grace`; returns the exit code."""
-    if proc.poll() is None:
-        log.info("Stopping %s (pid %d)", name, proc.pid)
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(timeout=grace)
-        except subprocess.TimeoutExpired:
-            log.warning("%s did not stop within %.0f s; killing it", name, grace)
-    # Leftovers in the group (Ray's own children, the entrypoint's helpers).
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(proc.pid, signal.SIGKILL)
-    return exit_code_of(proc.wait())
-
-
-class RayNode:
-    """`ray start ... --block` as a child in its own session: stopping it stops only our Ray."""
-
-    def __init__(self, args: list[str], env: dict[str, str], settings: RunSettings) -> None:
-        self.command = [ray_executable(settings), "start", *args]
-        self.env = env
-        self.settings = settings
-        self.proc: subprocess.Popen[bytes] | None = None
-
-    def start(self) -> None:
-        log.info("Starting Ray: %s", " ".join(self.command))
-        self.proc = subprocess.Popen(self.command, env=self.env, start_new_session=True)
-
-    def running(self) -> bool:
-        return self.proc is not None and self.proc.poll() is None
-
-    def stop(self) -> None:
-        if self.proc is not None:
-            _terminate(self.proc, self.settings.stop_grace, "Ray")
-
-
-def alive_node_ips(address: str) -> list[str]:
-    """IPs of the alive nodes of the cluster at `address` (a connected driver is needed)."""
-    import ray
-
-    return [str(n["NodeManagerAddress"]) for n in ray.nodes() if n.get("Alive")]
 
 
 class Launcher:
@@ -323,6 +144,17 @@ class Launcher:
         env.setdefault(DRAIN_ENV, self.env.get(DRAIN_ENV, "0"))
         return env
 
+    def _start_ray(self, args: list[str]) -> RayNode:
+        """`ray start ARGS --block` on this host, with the environment of `ray_env`."""
+        node = RayNode(
+            ray_executable(self.settings.ray_executable),
+            args,
+            self.ray_env(),
+            self.settings.stop_grace,
+        )
+        node.start()
+        return node
+
     def run(self) -> int:
         previous = {s: signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGINT)}
         self._install_signal_handlers()
@@ -338,7 +170,7 @@ class Launcher:
         finally:
             self._stopping = True
             if self.child is not None:
-                _terminate(self.child, self.settings.stop_grace, "entrypoint")
+                stop_process_group(self.child, self.settings.stop_grace, "entrypoint")
             if self.ray is not None:
                 self.ray.stop()
             for s, handler in previous.items():
@@ -370,8 +202,7 @@ class Launcher:
         s = self.settings
         node_ip = resolve_host(self.plan.host, s.resolve_timeout, s.sleep)
         address = f"{node_ip}:{self.plan.port}"
-        self.ray = RayNode(self.plan.ray_start_args(node_ip, node_ip), self.ray_env(), s)
-        self.ray.start()
+        self.ray = self._start_ray(self.plan.ray_start_args(node_ip, node_ip))
         self._wait_for_port(node_ip, s.wait_timeout)
         hint = dashboard_hint(self.plan, self.env)
         if hint:
@@ -479,8 +310,7 @@ class Launcher:
                 s.sleep(min(delay, 5.0))
                 delay = min(delay * 2, 5.0)
             attempts += 1
-            self.ray = RayNode(args, self.ray_env(), s)
-            self.ray.start()
+            self.ray = self._start_ray(args)
             joined_once = True
             outcome = self._watch_head(head_ip)
             if outcome == "head-gone":

@@ -26,11 +26,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from codefu_sandbox.checkers import CheckResult
-from codefu_sandbox.checkers.program import DEFAULT_MEMORY_BYTES, DEFAULT_TIME_SECONDS, LANGUAGES
 from codefu_sandbox.checkers.testlib import result_of
 from codefu_sandbox.compiler import Compiler
 from codefu_sandbox.runner import RunLimits, Runner
 
+LANGUAGES = ("cpp", "python")
+# A checker's own limits per test, unless its configuration sets them.
+DEFAULT_TIME_SECONDS = 10.0
+DEFAULT_MEMORY_BYTES = 1 << 30
 OUTPUT_LIMIT = 1 << 20  # its stdout, stderr and every file it writes
 MESSAGE_CHARS = 500
 # Runs checker.py from the checker's folder (a relative path: the folders above it are the

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 import os
 import shutil
 import threading
@@ -11,18 +10,14 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from codefu_sandbox.checker_runner import (
-    CheckerError,
-    CheckerLimits,
-    CheckerRunner,
-    PreparedChecker,
-)
-from codefu_sandbox.checkers import BUILTIN, PROGRAM, CheckResult, get_checker
+from codefu_sandbox.checker_runner import CheckerLimits, CheckerRunner, PreparedChecker
+from codefu_sandbox.checkers import MODULES, CheckResult, bind, get_checker, program
 from codefu_sandbox.compiler import Compiler, CompilerConfig
 from codefu_sandbox.executors import (
     DEFAULT_LANGUAGE,
     DEFAULT_TIME_FACTORS,
     LANGUAGES,
+    SUFFIXES,
     CppExecutor,
     Executor,
     Program,
@@ -272,37 +267,22 @@ class Judge:
 
     # ---------------------------------------------------------------- internals
     def _checker(self, config: CheckerConfig) -> Callable[..., CheckResult]:
-        """The check function for `config`: a built-in with its parameters, or a checker
-        program (source, or a .cpp/.py/executable path) run in the sandbox."""
-        name, params = config.name, dict(config.params)
-        if name in BUILTIN:
-            return functools.partial(get_checker(name), **params)
-        if name == PROGRAM:
-            limits = CheckerLimits(
-                params.pop("time_seconds", CheckerLimits.time_seconds),
-                params.pop("memory_bytes", CheckerLimits.memory_bytes),
-            )
-            source, language = params["source"], params.get("language", "cpp")
-            return self._sandboxed(source, language, params.get("testlib", ""), limits)
+        """The check function for `config`: a checker module's `check` with its parameters
+        (a checker program's runs in this judge's sandbox), or a checker program at a path
+        (.cpp, .py or an executable), run in the sandbox."""
+        name, params = config.name, config.params
+        if name in MODULES:
+            return bind(name, params, sandbox=self.checkers)
         path = Path(name.removeprefix("testlib:"))
-        limits = CheckerLimits(params.get("timeout", CheckerLimits.time_seconds))
-        if path.suffix in (".cpp", ".cc", ".cxx") and path.is_file():
-            return self._sandboxed(path.read_text(), "cpp", "", limits)
-        if path.suffix == ".py" and path.is_file():
-            return self._sandboxed(path.read_text(), "python", "", limits)
+        seconds = params.get("timeout", CheckerLimits.time_seconds)
+        language = SUFFIXES.get(path.suffix)  # a checker program's source
+        if language is not None and path.is_file():
+            return self._checker(program.config(path.read_text(), language, time_seconds=seconds))
         if path.is_file() and os.access(path, os.X_OK):
-            return self._run_checker(PreparedChecker((str(path.resolve()),)), limits)
-        return functools.partial(get_checker(name))  # raises, naming the choices
-
-    def _sandboxed(
-        self, source: str, language: str, testlib: str, limits: CheckerLimits
-    ) -> Callable[..., CheckResult]:
-        try:
-            prepared = self.checkers.prepare(source, language, testlib)
-        except CheckerError as exc:
-            broken = CheckResult(False, f"checker: {exc}"[:2000], internal_error=True)
-            return lambda output, expected, *, input: broken
-        return self._run_checker(prepared, limits)
+            return self._run_checker(
+                PreparedChecker((str(path.resolve()),)), CheckerLimits(seconds)
+            )
+        return get_checker(name)  # raises, naming the choices
 
     def _run_checker(
         self, prepared: PreparedChecker, limits: CheckerLimits

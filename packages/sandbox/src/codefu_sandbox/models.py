@@ -42,9 +42,9 @@ class CheckerConfig:
 
     `name` is a built-in checker (`checkers.BUILTIN`), `testlib:PATH`, the path of an
     existing checker program, or "program" with the program's `source` and `language`
-    in `params` (`checkers.program`). Construction raises ValueError for an unknown name, a
-    parameter the checker's `check` does not take (naming those it takes), or a value
-    it cannot use, so a typo never judges silently under the defaults.
+    in `params` (`checkers.program.config` builds one). Construction raises ValueError
+    for an unknown name, a parameter the checker's `check` does not take (naming those it
+    takes), or a value it cannot use, so a typo never judges silently under the defaults.
     """
 
     name: str = "tokens"
@@ -76,7 +76,8 @@ class CheckerConfig:
         return hash(json.dumps(self.to_dict(), sort_keys=True, default=_json_list))
 
     def to_dict(self) -> dict[str, Any]:
-        """`{"name": ..., "params": {...}}`, JSON-able (word collections become lists)."""
+        """`{"name": ..., "params": {...}}`, JSON-able (word collections become lists): the
+        form a configuration is stored in (a ground truth's `checker`, a JSON file)."""
         params = {
             key: _json_list(value) if isinstance(value, tuple | set | frozenset) else value
             for key, value in self.params.items()

@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from codefu_sandbox import CheckerConfig
 from codefu_trainer.reward.config import DeadlineConfig, RewardConfig
 from codefu_trainer.reward.service import (
     RewardService,
@@ -126,10 +127,11 @@ def test_a_ground_truth_checker_program_judges_instead_of_the_comparison() -> No
         },
     }
     plain = problem_from_ground_truth(gt, RewardConfig())
-    assert plain.checker is None
+    assert plain.checker == CheckerConfig("codecontests", {"tolerance": 1e-6})
     gt["checker"] = checker
     problem = problem_from_ground_truth(json.dumps(gt), RewardConfig())
-    assert problem.checker == checker
+    assert problem.checker == CheckerConfig.from_dict(checker)
+    assert problem.checker.to_dict() == checker  # what prepare stores, read back as it was
     assert problem_key(gt) != problem_key(sum_ground_truth())  # not shared with the plain one
     gt["checker"] = {"name": "program", "params": {"source": "x", "language": "ruby"}}
     with pytest.raises(ValueError, match="language must be one of"):

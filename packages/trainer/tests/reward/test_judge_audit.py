@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from codefu_sandbox import CheckerConfig
 from codefu_sandbox.verdicts import Verdict
 from codefu_trainer.reward.config import (
     FailureAlertConfig,
@@ -35,9 +36,11 @@ from .problems import (
     sum_ground_truth,
 )
 
+COMPARISON = CheckerConfig("codecontests")
+
 
 def _job(source: str, tests_key: str = "t") -> JudgeJob:
-    return JudgeJob(source, [], 1.0, 1 << 28, "codecontests", False, 10.0, tests_key=tests_key)
+    return JudgeJob(source, [], 1.0, 1 << 28, COMPARISON, False, 10.0, tests_key=tests_key)
 
 
 def test_audit_choice_is_about_the_share_and_reproducible() -> None:
@@ -185,7 +188,7 @@ def _program(i: int) -> str:
 
 
 def _sum_job(i: int) -> JudgeJob:
-    return JudgeJob(_program(i), TESTS, 1.0, 1 << 28, "codecontests", False, 60.0, tests_key="s")
+    return JudgeJob(_program(i), TESTS, 1.0, 1 << 28, COMPARISON, False, 60.0, tests_key="s")
 
 
 async def _await_until(ready: Callable[[], bool], what: str) -> None:

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from codefu_sandbox import CheckerConfig
 from codefu_trainer.reward.config import RewardConfig, WorkerConfig
 from codefu_trainer.reward.rules import JUDGE_ERROR
 from codefu_trainer.reward.service import RewardService, run_blocking
@@ -87,8 +88,13 @@ def test_pool_metrics_window_and_audit_on_a_local_cluster(
         assert service.drain_audits() >= 0
         window = service.take_window()
         stats = service.stats()
-        # A judge that raises (here: a checker it does not know) is a judge failure.
-        bad = JudgeJob(SUM_PROGRAM, [("1 2\n", "3\n")], 1.0, 1 << 28, "no-such-checker", False, 60)
+        # A judge that raises (here: a checker program that is gone when the job is
+        # judged, so a checker it does not know) is a judge failure.
+        gone = tmp_path / "no-such-checker"
+        gone.write_text("#!/bin/sh\nexit 0\n")
+        checker = CheckerConfig(str(gone))
+        gone.unlink()
+        bad = JudgeJob(SUM_PROGRAM, [("1 2\n", "3\n")], 1.0, 1 << 28, checker, False, 60)
         [failed] = run_blocking(service._pool.run_many([bad]))
         assert failed.failure == JUDGE_ERROR and "no-such-checker" in failed.detail
         # Ray's metrics agent exports what the pool actor recorded (reports every 0.5 s).

@@ -21,13 +21,13 @@ import pyarrow.parquet as pq
 import pytest
 
 from codefu_data.config import DataConfig
-from codefu_data.judging_rules import JudgingRules
 from codefu_data.prepare import (
     ALL_PRIVATE_TESTS_TRUNCATED,
     SEVERAL_VALID_ANSWERS,
     prepare,
     rule_names,
 )
+from codefu_sandbox.rules import JudgingRules
 from codefu_trainer.reward.cli import main as reward_main
 from codefu_trainer.reward.config import RewardConfig
 from codefu_trainer.reward.service import RewardService

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from codefu_sandbox import CheckerConfig
 from codefu_trainer.reward.config import RewardConfig
 from codefu_trainer.reward.rules import score_report
 from codefu_trainer.reward.worker import JudgeWorker
@@ -39,7 +40,7 @@ def _judge(worker: JudgeWorker, source: str, n: int, **kw: bool) -> object:
         _tests(n),
         time_seconds=0.5,
         memory_bytes=256 << 20,
-        checker="codecontests",
+        checker=CheckerConfig("codecontests"),
         stop_on_first_failure=kw.get("stop_on_first_failure", False),
         stop_on_timeout=kw.get("stop_on_timeout", True),
     )
@@ -82,9 +83,8 @@ def test_the_rewards_float_tolerance_reaches_the_checker(worker: JudgeWorker) ->
             [("", "0.333333\n")],
             time_seconds=1.0,
             memory_bytes=256 << 20,
-            checker=cfg.checker,
+            checker=CheckerConfig(cfg.checker, checker_params(cfg)),
             stop_on_first_failure=False,
-            checker_params=checker_params(cfg),
         )
         verdicts.append(summary.verdict)
     assert verdicts == ["WA", "AC"]

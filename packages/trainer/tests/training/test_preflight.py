@@ -49,7 +49,7 @@ def test_the_shipped_gpu_profiles_pass_their_plan_with_real_sized_data(
 def test_sample_sized_data_is_refused_before_anything_starts(
     prepared_data: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """The README's p4de flow on the shipped sample: veRL would divide by 0 steps per epoch."""
+    """docs/gpu.md's p4de flow on the shipped sample: veRL would divide by 0 steps per epoch."""
     run_dir = tmp_path / "run"
     code, _, err = run_cli(
         capsys,

@@ -17,7 +17,7 @@ from ..conftest import CONF
 
 BASE = ["trainer.nnodes=1", "trainer.n_gpus_per_node=8"]
 RECIPES = sorted(p.stem for p in (CONF / "verl" / "recipe").glob("*.yaml"))
-# Every key recipe=dapo changes, with its value (README "Recipes").
+# Every key recipe=dapo changes, with its value (docs/recipes.md "Recipes").
 DAPO = {
     "algorithm.filter_groups.enable": True,
     "algorithm.filter_groups.metric": "score",

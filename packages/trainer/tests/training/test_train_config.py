@@ -2,14 +2,25 @@
 
 from __future__ import annotations
 
+from dataclasses import MISSING as NO_DEFAULT
+from dataclasses import fields
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from codefu_launcher.spec import InstanceGroupSpec, JobSettings
 from codefu_trainer.training.cli import compose_run
-from codefu_trainer.training.config import ClusterKind, GroupRole, checkpoint_dir, final_model_dir
+from codefu_trainer.training.config import (
+    ClusterKind,
+    GroupRole,
+    InstanceGroupConfig,
+    SageMakerConfig,
+    checkpoint_dir,
+    final_model_dir,
+)
 from codefu_trainer.training.overrides import ConfigError, hydra_value, split_overrides
 from codefu_trainer.training.verl_config import validate_verl_config
 
@@ -129,6 +140,68 @@ def test_instance_types_of_the_reference_clusters() -> None:
         CONF, ["cluster=sagemaker_p5", "cluster.sagemaker.instance_count=2"], gpus_detected=8
     )
     assert two.cfg.cluster.nnodes == 2 and two.verl is not None and two.verl.trainer.nnodes == 2
+
+
+def defaults(cls: type) -> dict[str, Any]:
+    """Each field of the dataclass `cls` and its default (NO_DEFAULT for none)."""
+    return {
+        f.name: f.default if f.default_factory is NO_DEFAULT else f.default_factory()
+        for f in fields(cls)
+    }
+
+
+def test_cluster_sagemaker_has_the_launchers_job_settings_and_their_defaults() -> None:
+    """cluster.sagemaker is the launcher's JobSettings: the same keys and defaults, save the
+    two it sets on purpose, plus the instance groups (with their roles)."""
+    ours, launcher = defaults(SageMakerConfig), defaults(JobSettings)
+    assert set(ours) - set(launcher) == {"instance_groups"}
+    assert {k for k in launcher if ours[k] != launcher[k]} == {"base_job_name", "dry_run"}
+    assert (ours["base_job_name"], launcher["base_job_name"]) == ("codefu-grpo", NO_DEFAULT)
+    assert (ours["dry_run"], launcher["dry_run"]) == (True, False)  # submitting costs money
+    assert defaults(InstanceGroupConfig) == {**defaults(InstanceGroupSpec), "role": GroupRole.train}
+    # The keys users set stay as they were before cluster.sagemaker came from the launcher.
+    assert set(ours) == set(SAGEMAKER_KEYS.split())
+
+
+SAGEMAKER_KEYS = """base_job_name instance_type instance_count instance_groups head_instance_group
+image_uri role_arn region max_runtime_seconds keep_alive_seconds volume_size_gb
+checkpoint_s3_uri output_s3_uri max_retry_attempts environment secret_parameters
+launcher_args staging_s3_uri remote_debug dry_run"""
+
+
+def test_every_sagemaker_setting_reaches_the_job_spec() -> None:
+    """build_job_spec carries every JobSettings field of cluster.sagemaker (each set away
+    from the launcher's default here, but the homogeneous-only pair) into the JobSpec."""
+    from codefu_trainer.training.sagemaker_job import build_job_spec
+
+    chosen = [
+        "image_uri=img:1", "role_arn=arn:aws:iam::1:role/r", "region=eu-west-1",
+        "checkpoint_s3_uri=s3://b/ck", "output_s3_uri=s3://b/out", "max_retry_attempts=0",
+        "max_runtime_seconds=60", "keep_alive_seconds=30", "launcher_args=[--temp-dir,/tmp/r]",
+        "staging_s3_uri=s3://b/stage", "remote_debug=true",
+    ]  # fmt: skip
+    overrides = [
+        "cluster=sagemaker_hetero",
+        *(f"cluster.sagemaker.{c}" for c in chosen),
+        "+cluster.sagemaker.environment.MY_SETTING=1",
+        "+cluster.sagemaker.secret_parameters.MY_KEY=/codefu/k",
+    ]
+    run = compose_run(CONF, overrides, with_verl=False)
+    sm = run.cfg.cluster.sagemaker
+    launcher = defaults(JobSettings)
+    assert {k for k in launcher if getattr(sm, k) == launcher[k]} == {
+        "instance_type",
+        "instance_count",
+    }
+    spec = build_job_spec(run.cfg, run.conf_dir, run.overrides)
+    assert {k: getattr(spec, k) for k in launcher} == {k: getattr(sm, k) for k in launcher}
+    assert spec.environment is not sm.environment  # the spec's own copy
+    assert spec.run_name == run.cfg.run.name
+    assert spec.instance_groups == [
+        InstanceGroupSpec("train", "ml.p4de.24xlarge", 1),
+        InstanceGroupSpec("judge", "ml.c7i.24xlarge", 2),
+    ]
+    assert {type(g) for g in spec.instance_groups} == {InstanceGroupSpec}  # no roles: JSON
 
 
 def test_overrides_reach_the_right_stage(tmp_path: Path) -> None:

@@ -1,6 +1,6 @@
 """veRL 0.9.1's own model building and actor update, on CPU, from our `cluster=local` config.
 
-How far veRL goes on a CPU (what stops `main_ppo` is in the README's limitations): its
+How far veRL goes on a CPU (what stops `main_ppo` is in docs/limitations.md): its
 reference and actor workers build the model from our composed config (the code that raises
 transformers' ImportError for flash_attention_2 without flash-attn), the actor's FSDP2
 engine computes log-probs and takes one GRPO update on responses our judge scored. The

@@ -1,12 +1,13 @@
 """Output checkers: one module per checker, each with one `check(output, expected, *, ...)`.
 
-The package is the registry: `get_checker("floats")` imports `checkers/floats.py`.
-A checker that is not a module name but a path to a testlib-style checker program
-(or `testlib:PATH`), or `program` with the program's source (`checkers.program`), is run
-by the judge in its sandbox (`codefu_sandbox.checker_runner`). Each `check` takes its parameters as
-keywords plus `input` (the test's input, passed by the judge); `check_params` rejects
-any other keyword, naming the accepted ones, and a module's optional `validate(params)`
-checks their values.
+The package is the registry: `get_checker("floats")` imports `checkers/floats.py`. Each
+`check` takes its parameters as keywords plus those the judge supplies (`SUPPLIED`):
+`input`, the test's input, and for `program` (a problem's checker program, given as
+source) `sandbox`, the judge's `CheckerRunner`, which runs the program in its sandbox.
+`bind` gives the judge a checker's `check` with its parameters. `check_params` rejects any
+other keyword, naming the accepted ones, and a module's optional `validate(params)`
+checks their values. A checker that is not a module name but the path of a testlib-style
+checker program (or `testlib:PATH`) is run by the judge in its sandbox too.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from __future__ import annotations
 import functools
 import importlib
 import inspect
+import typing
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -21,6 +23,8 @@ from typing import Any
 BUILTIN = ("tokens", "lines", "exact", "floats", "yesno", "codecontests")
 # A problem's checker program given as source, run by the judge in its sandbox.
 PROGRAM = "program"
+# Every checker module: the comparisons, then the checker program.
+MODULES = (*BUILTIN, PROGRAM)
 # Keywords the judge itself passes: never part of a checker configuration.
 SUPPLIED = frozenset({"input", "program", "sandbox"})
 
@@ -38,8 +42,9 @@ Checker = Callable[..., CheckResult]
 
 
 def get_checker(name: str) -> Checker:
-    """The `check` function of a built-in checker; ValueError naming the choices otherwise."""
-    if name not in BUILTIN:
+    """The `check` function of a checker module (`MODULES`); ValueError naming the choices
+    otherwise."""
+    if name not in MODULES:
         raise ValueError(
             f"unknown checker {name!r}: choose one of {', '.join(BUILTIN)}, "
             "or pass the path of a testlib-style checker program (testlib:PATH)"
@@ -47,6 +52,22 @@ def get_checker(name: str) -> Checker:
     module = importlib.import_module(f"{__name__}.{name}")
     check: Checker = module.check
     return check
+
+
+def bind(name: str, params: Mapping[str, Any], **supplied: Any) -> Checker:
+    """Checker module `name`'s `check` with its parameters `params`, and those of the
+    judge's `supplied` keywords (`SUPPLIED`, other than `input`) that it takes."""
+    check = get_checker(name)
+    takes = inspect.signature(check).parameters
+    extra = {key: value for key, value in supplied.items() if key in takes}
+    return functools.partial(check, **params, **extra)
+
+
+def param_types(name: str) -> dict[str, Any]:
+    """The type of each parameter of checker module `name` (`accepted_params`), from its
+    `check`'s annotations: e.g. `{"precision": float}` for `floats`."""
+    hints = typing.get_type_hints(get_checker(name))
+    return {param: hints[param] for param in accepted_params(name)}
 
 
 @functools.cache
@@ -65,7 +86,7 @@ def check_params(name: str, params: Mapping[str, Any]) -> None:
     """Raise ValueError when checker `name` does not take a parameter of `params` (the
     message names the accepted ones) or cannot use its value."""
     accepted = accepted_params(name)
-    what = repr(name) if name in (*BUILTIN, PROGRAM) else "an external checker program"
+    what = repr(name) if name in MODULES else "an external checker program"
     for key in params:
         if key not in accepted:
             choices = ", ".join(accepted) if accepted else "none"
@@ -81,7 +102,7 @@ def check_params(name: str, params: Mapping[str, Any]) -> None:
 
 def _module(name: str) -> str:
     """The module that defines checker `name`'s parameters (a path: `testlib`)."""
-    return name if name in (*BUILTIN, PROGRAM) else "testlib"
+    return name if name in MODULES else "testlib"
 
 
 def mismatch(what: str, got: str, want: str) -> str:
@@ -91,12 +112,15 @@ def mismatch(what: str, got: str, want: str) -> str:
 
 __all__ = [
     "BUILTIN",
+    "MODULES",
     "PROGRAM",
     "SUPPLIED",
     "CheckResult",
     "Checker",
     "accepted_params",
+    "bind",
     "check_params",
     "get_checker",
     "mismatch",
+    "param_types",
 ]

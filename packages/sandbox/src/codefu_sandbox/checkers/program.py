@@ -1,22 +1,52 @@
-"""A problem's own checker program, given as source: `CheckerConfig("program", {...})`.
+"""A problem's own checker program, given as source: `config(source, language)`, which is
+`CheckerConfig("program", {...})`.
 
 Parameters: `source` (the program's text), `language` ("cpp" or "python"), `testlib`
 (the path of your testlib.h, for a C++ checker that includes it), `time_seconds` and
-`memory_bytes` (the checker's own limits per test). The judge runs it in its sandbox
-(`codefu_sandbox.checker_runner`, which also gives the protocol) and passes `sandbox`;
-called without one, `check` refuses: a checker program never runs unconfined.
+`memory_bytes` (the checker's own limits per test). The judge calls `check` with
+`sandbox`, its `CheckerRunner`: the program is prepared once (a C++ checker compiled and
+cached) and run on each test in the sandbox (`codefu_sandbox.checker_runner`, which also
+gives the protocol). Called without one, `check` refuses: a checker program never runs
+unconfined.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
-from codefu_sandbox.checkers import CheckResult
+from codefu_sandbox.checker_runner import (
+    DEFAULT_MEMORY_BYTES,
+    DEFAULT_TIME_SECONDS,
+    LANGUAGES,
+    CheckerError,
+    CheckerLimits,
+    CheckerRunner,
+)
+from codefu_sandbox.checkers import PROGRAM, CheckResult
+from codefu_sandbox.models import CheckerConfig
+from codefu_sandbox.runner import SandboxError
 
-LANGUAGES = ("cpp", "python")
-DEFAULT_TIME_SECONDS = 10.0
-DEFAULT_MEMORY_BYTES = 1 << 30
+__all__ = ["DEFAULT_MEMORY_BYTES", "DEFAULT_TIME_SECONDS", "LANGUAGES", "check", "config"]
+
+
+def config(
+    source: str,
+    language: str = "cpp",
+    *,
+    testlib: str = "",
+    time_seconds: float = DEFAULT_TIME_SECONDS,
+    memory_bytes: int = DEFAULT_MEMORY_BYTES,
+) -> CheckerConfig:
+    """The configuration that judges with checker program `source`; ValueError when a
+    value cannot be used. `testlib` is left out when empty (a source with testlib.h
+    inlined, as codefu-data stores it, needs none)."""
+    params: dict[str, Any] = {"source": source, "language": language}
+    if testlib:
+        params["testlib"] = testlib
+    params["time_seconds"] = float(time_seconds)
+    params["memory_bytes"] = int(memory_bytes)
+    return CheckerConfig(PROGRAM, params)
 
 
 def validate(params: Mapping[str, Any]) -> None:
@@ -49,21 +79,19 @@ def check(
     time_seconds: float = DEFAULT_TIME_SECONDS,
     memory_bytes: int = DEFAULT_MEMORY_BYTES,
     input: str = "",
-    sandbox: Callable[..., CheckResult] | None = None,
+    sandbox: CheckerRunner | None = None,
 ) -> CheckResult:
-    """Run the checker in the judge's sandbox (`sandbox`, which the judge supplies)."""
+    """Run the checker on one test in the judge's sandbox (`sandbox`, which the judge
+    supplies). A checker that cannot be prepared (it does not compile, it includes a
+    testlib.h nobody gave) fails every test as an internal error."""
     if sandbox is None:
         raise ValueError(
             "a checker program runs only in the judge's sandbox: pass "
             'CheckerConfig("program", {...}) to Judge.judge'
         )
-    return sandbox(
-        output,
-        expected,
-        source=source,
-        language=language,
-        testlib=testlib,
-        time_seconds=time_seconds,
-        memory_bytes=memory_bytes,
-        input=input,
-    )
+    try:
+        prepared = sandbox.prepare(source, language, testlib)
+    except (CheckerError, SandboxError) as exc:
+        return CheckResult(False, f"checker: {exc}"[:2000], internal_error=True)
+    limits = CheckerLimits(time_seconds, memory_bytes)
+    return sandbox.check(prepared, input=input, output=output, expected=expected, limits=limits)

@@ -11,11 +11,12 @@ from codefu_sandbox.executors.python import PythonConfig, PythonExecutor
 
 LANGUAGES = ("cpp", "python")
 DEFAULT_LANGUAGE = "cpp"
-# Source file suffixes → language (the CLI infers --language from them).
 # The factor on a problem's time limit per language (`Judge(time_factors=...)` overrides);
 # docs/languages.md has the measurement behind Python's.
 DEFAULT_TIME_FACTORS: dict[str, float] = {"cpp": 1.0, "python": 1.0}
-SUFFIXES = {".cpp": "cpp", ".cc": "cpp", ".cxx": "cpp", ".c++": "cpp", ".py": "python"}
+# Source file suffixes → language (the CLI infers --language from them; the judge, the
+# language of a checker program given by its path).
+SUFFIXES = {".cpp": "cpp", ".cc": "cpp", ".cxx": "cpp", ".py": "python"}
 
 
 def check_language(language: str) -> str:

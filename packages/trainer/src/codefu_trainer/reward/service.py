@@ -22,9 +22,9 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from codefu_data.judging_rules import JudgingRules
 from codefu_data.schema import judge_time_seconds
 from codefu_sandbox import CheckerConfig
+from codefu_sandbox.rules import JudgingRules
 from codefu_sandbox.rules import checker_params as rules_checker_params
 from codefu_trainer.reward.config import RewardConfig, RewardMode, reward_config_from
 from codefu_trainer.reward.extract import extract_code
@@ -42,15 +42,17 @@ T = TypeVar("T")
 
 @dataclass(frozen=True)
 class Problem:
-    """What judging needs from a ground truth (docs/ARCHITECTURE.md, "Ground truth")."""
+    """What judging needs from a ground truth (docs/ARCHITECTURE.md, "Ground truth").
+
+    `checker` is what judges it: the problem's own checker program when its ground truth
+    has one, else the reward's comparison (`reward.checker`) under its judging rules."""
 
     name: str
     tests: tuple[tuple[str, str], ...]
     time_seconds: float
     memory_bytes: int
+    checker: CheckerConfig
     rules: JudgingRules = field(default_factory=JudgingRules)
-    # The problem's validated checker program (`CheckerConfig.to_dict` shape), or None.
-    checker: Mapping[str, Any] | None = None
 
 
 def _pairs(block: Any, where: str) -> list[tuple[str, str]]:
@@ -80,10 +82,13 @@ def problem_from_ground_truth(ground_truth: Any, config: RewardConfig) -> Proble
     )
     memory = int(gt.get("memory_limit_bytes") or 0) or config.default_memory_limit_bytes
     rules = JudgingRules.from_dict(gt.get("judging_rules"))
-    checker = gt.get("checker")
-    if checker is not None:
-        CheckerConfig.from_dict(checker)  # ValueError naming what is wrong
-    return Problem(name, tuple(tests), seconds, memory, rules, checker)
+    stored = gt.get("checker")  # ValueError below naming what is wrong
+    checker = (
+        CheckerConfig(config.checker, checker_params(config, rules))
+        if stored is None
+        else CheckerConfig.from_dict(stored)
+    )
+    return Problem(name, tuple(tests), seconds, memory, checker, rules)
 
 
 def _size(block: Any) -> tuple[int, int]:
@@ -245,12 +250,7 @@ class RewardService:
                 tests_key=prepared.digest,
                 time_seconds=problem.time_seconds,
                 memory_bytes=problem.memory_bytes,
-                checker=cfg.checker if problem.checker is None else problem.checker["name"],
-                checker_params=(
-                    checker_params(cfg, problem.rules)
-                    if problem.checker is None
-                    else dict(problem.checker["params"])
-                ),
+                checker=problem.checker,
                 stop_on_first_failure=cfg.mode is RewardMode.all_or_nothing,
                 deadline_seconds=deadline_seconds(problem, cfg),
                 stop_on_timeout=cfg.stop_on_timeout,

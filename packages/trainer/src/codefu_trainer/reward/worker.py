@@ -9,11 +9,12 @@ gets the same verdicts either way.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from codefu_sandbox import CheckerConfig
 from codefu_trainer.reward.rules import JudgeSummary, summarize
 from codefu_trainer.reward.step_metrics import Flip
 
@@ -25,18 +26,18 @@ class JudgeJob:
     """One response to judge.
 
     ``tests`` is a list of (input, output) pairs or a Ray ObjectRef to one; ``tests_key``
-    a digest of them (empty: the job is never shared with an identical one).
+    a digest of them (empty: the job is never shared with an identical one). ``checker``
+    judges the outputs (the problem's, ``service.Problem.checker``).
     """
 
     source: str
     tests: Any
     time_seconds: float
     memory_bytes: int
-    checker: str
+    checker: CheckerConfig
     stop_on_first_failure: bool
     deadline_seconds: float
     stop_on_timeout: bool = False
-    checker_params: dict[str, Any] = field(default_factory=dict)
     tests_key: str = ""
 
     def identity(self) -> tuple[Any, ...] | None:
@@ -51,10 +52,6 @@ class JudgeJob:
             self.checker,
             self.stop_on_first_failure,
             self.stop_on_timeout,
-            tuple(
-                (name, tuple(value) if isinstance(value, list | tuple) else value)
-                for name, value in sorted(self.checker_params.items())
-            ),
         )
 
     def judge_options(self) -> dict[str, Any]:
@@ -65,7 +62,6 @@ class JudgeJob:
             "checker": self.checker,
             "stop_on_first_failure": self.stop_on_first_failure,
             "stop_on_timeout": self.stop_on_timeout,
-            "checker_params": self.checker_params,
         }
 
     def submission_id(self) -> str:
@@ -148,10 +144,9 @@ class JudgeWorker:
         *,
         time_seconds: float,
         memory_bytes: int,
-        checker: str,
+        checker: CheckerConfig,
         stop_on_first_failure: bool,
         stop_on_timeout: bool = False,
-        checker_params: Mapping[str, Any] | None = None,
     ) -> JudgeSummary:
         """Compile once (the judge caches binaries) and run the tests here, one at a time.
 
@@ -167,7 +162,6 @@ class JudgeWorker:
             Limits(time_seconds=time_seconds, memory_bytes=memory_bytes),
             checker=checker,
             stop_on_first_failure=stop_on_first_failure,
-            checker_params=checker_params,
             stop_on=(Verdict.TLE,) if stop_on_timeout else (),
         )
         return summarize(report, node_id=self._node_id)

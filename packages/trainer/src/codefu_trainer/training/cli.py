@@ -152,7 +152,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         check_prepared_data(train_cfg)  # before a run directory exists
         if kind is ClusterKind.local:
             return run_local(conf_dir, args.overrides, args.force, args.plan_json)
-        if kind is ClusterKind.cpu_verl:  # the CPU path's own entry point (README "veRL on CPU")
+        if kind is ClusterKind.cpu_verl:  # its own entry point (docs/train.md "veRL on CPU")
             from codefu_trainer.training.verl_cpu import run as cpu
 
             return cpu.main(conf_dir, args.overrides)

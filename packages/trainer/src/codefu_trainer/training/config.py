@@ -18,6 +18,7 @@ from omegaconf import MISSING
 
 from codefu_data.config import DataConfig
 from codefu_launcher.plan import JUDGE_RESOURCE
+from codefu_launcher.spec import InstanceGroupSpec, JobSettings
 from codefu_trainer.reward.config import RewardConfig
 
 SAGEMAKER_CHECKPOINT_DIR = "/opt/ml/checkpoints"
@@ -41,48 +42,23 @@ class GroupRole(enum.Enum):
 
 
 @dataclass
-class InstanceGroupConfig:
-    name: str = MISSING
-    instance_type: str = MISSING
-    instance_count: int = 1
+class InstanceGroupConfig(InstanceGroupSpec):
+    """An instance group of the launcher's spec, and what its hosts do."""
+
     role: GroupRole = GroupRole.train
 
 
 @dataclass
-class SageMakerConfig:
-    """A SageMaker training job (the fields of codefu_launcher.submit.JobSpec)."""
+class SageMakerConfig(JobSettings):
+    """A SageMaker training job: the launcher's JobSettings (codefu_launcher.spec: its
+    fields, defaults and comments) with the groups' roles. `sagemaker_job.build_job_spec`
+    adds the run name, entrypoint, source code and input channels."""
 
-    base_job_name: str = "codefu-grpo"
-    # Homogeneous cluster: instance_type x instance_count. Heterogeneous: instance_groups.
-    instance_type: str | None = None
-    instance_count: int = 1
+    base_job_name: str = "codefu-grpo"  # the launcher's JobSettings has no default
     instance_groups: list[InstanceGroupConfig] = field(default_factory=list)
-    head_instance_group: str | None = None
-    image_uri: str | None = None  # the GPU training image (`nox -s image -- push`)
-    role_arn: str | None = None  # None: $SAGEMAKER_ROLE_ARN
-    region: str | None = None  # None: $AWS_REGION / boto default
-    max_runtime_seconds: int = 5 * 24 * 3600
-    keep_alive_seconds: int = 0
-    volume_size_gb: int = 500
-    # /opt/ml/checkpoints syncs here. None: <output_s3_uri, or the SDK's default
-    # bucket>/<run.name>/checkpoints, so every job of one run.name resumes from it.
-    checkpoint_s3_uri: str | None = None
-    output_s3_uri: str | None = None  # the final model (SM_MODEL_DIR) lands here
-    # SageMaker's RetryStrategy: restarts after an InternalServerError (0: none, at most 30).
-    max_retry_attempts: int = 3
-    # Every host's environment; each entry reaches Ray and the entrypoint (credential-like
-    # names are refused at submission: the job's environment is readable with the job).
-    environment: dict[str, str] = field(default_factory=dict)
-    # Secrets: variable name -> Parameter Store SecureString name; hosts read the values.
-    secret_parameters: dict[str, str] = field(default_factory=dict)
-    # `codefu-launcher run` options for the job's command, e.g. [--metrics-export-port=8080].
-    launcher_args: list[str] = field(default_factory=list)
-    # Local data/model directories are staged once under <this or output_s3_uri or the
-    # SDK's default bucket>/codefu-staged/<channel>/<content digest>/.
-    staging_s3_uri: str | None = None
-    remote_debug: bool = False  # SageMaker remote debugging (SSM sessions, Ray dashboard)
-    # True: print the CreateTrainingJob request and touch no AWS. Submitting costs
-    # money, so it is an explicit `cluster.sagemaker.dry_run=false`.
+    # True, unlike the launcher's False on purpose: print the CreateTrainingJob request and
+    # touch no AWS. Submitting costs money, so it is an explicit
+    # `cluster.sagemaker.dry_run=false`.
     dry_run: bool = True
 
 

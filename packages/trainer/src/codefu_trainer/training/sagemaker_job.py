@@ -93,9 +93,10 @@ def job_overrides(cfg: TrainConfig, user_overrides: Sequence[str]) -> list[str]:
 def build_job_spec(
     cfg: TrainConfig, conf_dir: Path, user_overrides: Sequence[str], force: bool = False
 ) -> Any:
-    """The codefu_launcher.submit.JobSpec for this run (`force`: the head skips the refusal of
-    its preflight, as the submission did)."""
-    from codefu_launcher.submit import InstanceGroupSpec, JobSpec
+    """The codefu_launcher.submit.JobSpec for this run: `cluster.sagemaker` (the launcher's
+    JobSettings) with the run name, entrypoint, source code and input channels (`force`: the
+    head skips the refusal of its preflight, as the submission did)."""
+    from codefu_launcher.spec import InstanceGroupSpec, JobSpec, fields_of
 
     sm = cfg.cluster.sagemaker
     tier, data_source = data_channel(cfg)
@@ -103,9 +104,7 @@ def build_job_spec(
     model = model_source(cfg)
     if model is not None:
         channels[MODEL_CHANNEL] = model
-    groups = [
-        InstanceGroupSpec(g.name, g.instance_type, g.instance_count) for g in sm.instance_groups
-    ]
+    groups = [InstanceGroupSpec(**fields_of(g, InstanceGroupSpec)) for g in sm.instance_groups]
     # Heterogeneous: the head (driver: dataset, tokenizer) and the training hosts (model
     # weights) need the channels; judge hosts do not download them.
     needing = [
@@ -116,17 +115,10 @@ def build_job_spec(
     channel_groups = (
         dict.fromkeys(channels, needing) if groups and len(needing) < len(groups) else {}
     )
-    image = sm.image_uri or (IMAGE_PLACEHOLDER if sm.dry_run else "")
-    return JobSpec(
-        base_job_name=sm.base_job_name,
-        image_uri=image,
-        role_arn=sm.role_arn,
-        region=sm.region,
+    spec = JobSpec.from_settings(
+        sm,
         run_name=cfg.run.name,
-        instance_type=sm.instance_type,
-        instance_count=sm.instance_count,
         instance_groups=groups,
-        head_instance_group=sm.head_instance_group,
         entrypoint=[
             "codefu-train",
             "--config-dir",
@@ -136,20 +128,11 @@ def build_job_spec(
         ],
         source_dir=str(conf_dir),
         input_channels=channels,
-        checkpoint_s3_uri=sm.checkpoint_s3_uri,
-        output_s3_uri=sm.output_s3_uri,
-        max_retry_attempts=sm.max_retry_attempts,
-        max_runtime_seconds=sm.max_runtime_seconds,
-        keep_alive_seconds=sm.keep_alive_seconds,
-        volume_size_gb=sm.volume_size_gb,
-        environment=dict(sm.environment),
-        secret_parameters=dict(sm.secret_parameters),
-        launcher_args=list(sm.launcher_args),
         channel_instance_groups=channel_groups,
-        staging_s3_uri=sm.staging_s3_uri,
-        remote_debug=sm.remote_debug,
-        dry_run=sm.dry_run,
     )
+    if not spec.image_uri and spec.dry_run:
+        spec.image_uri = IMAGE_PLACEHOLDER
+    return spec
 
 
 @contextlib.contextmanager

@@ -233,7 +233,7 @@ def check_attention(config: DictConfig, *, loads_here: bool) -> None:
         except metadata.PackageNotFoundError:
             raise ConfigError(
                 f"{ATTENTION_KEY}={impl} needs the {FLASH_ATTENTION[impl]} package, which "
-                f'is not installed here: install it (README "Attention"), or set '
+                f'is not installed here: install it (docs/gpu.md "Attention"), or set '
                 f"{ATTENTION_KEY}=sdpa actor_rollout_ref.actor.ulysses_sequence_parallel_size=1."
             ) from None
 

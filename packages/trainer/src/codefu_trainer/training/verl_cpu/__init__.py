@@ -1,4 +1,4 @@
-"""veRL's own trainer on a CPU-only machine (cluster=cpu_verl; README "veRL on CPU").
+"""veRL's own trainer on a CPU-only machine (cluster=cpu_verl; docs/train.md "veRL on CPU").
 
 platform.py (veRL's CPU platform), rollout.py (the `hf_cpu` rollout backend), patches.py
 (every extension and patch veRL 0.9.1 needs, with the veRL lines they work around), hook.py

@@ -71,7 +71,7 @@ def cpu_values(cfg: TrainConfig, run_dir: Path) -> dict[str, Any]:
         # whole packed batch (~11k tokens, a tokens² mask) instead of each sequence. Padded,
         # a step's actor update, old log-probs and reference took 2.4 s, 1.0 s and 1.0 s
         # instead of 12.8 s, 5.7 s and 5.5 s here, the 20-step run 640 s instead of 1072 s
-        # (README "veRL on CPU"). The log-probs are the same to 1e-6 (test_verl_on_cpu).
+        # (docs/train.md "veRL on CPU"). The log-probs are the same to 1e-6 (test_verl_on_cpu).
         "actor_rollout_ref.model.use_remove_padding": False,
         "trainer.total_training_steps": r.steps,
         "trainer.total_epochs": r.steps,  # a few problems: an epoch may be one step

@@ -30,7 +30,7 @@ def compose(conf_dir: Path, overrides: Sequence[str], **kwargs: Any) -> Composed
 
 
 def main(conf_dir: Path, overrides: Sequence[str]) -> int:
-    """`codefu-train cluster=cpu_verl`: veRL's own trainer on this machine's CPU (README
+    """`codefu-train cluster=cpu_verl`: veRL's own trainer on this machine's CPU (docs/train.md,
     "veRL on CPU"); returns the exit code."""
     composed = compose(conf_dir, overrides)
     require_data(composed.cfg)
