@@ -42,21 +42,29 @@ def probe(judge: Judge, attempts: list[str], expected: str = "0") -> JudgeReport
     return report
 
 
-@pytest.mark.parametrize(
-    "attack",
-    [
-        "import os\nos.fork()",
-        "import os\nos.system('true')",
-        "import subprocess\nsubprocess.run(['true'])",
-        "import os\nos.posix_spawn('/bin/true', ['true'], {})",
-        "import os\nos.execv('/bin/sh', ['sh', '-c', 'true'])",
-        "import multiprocessing\nmultiprocessing.Process(target=print).start()",
-        "import os\nos.pipe()",
-    ],
-    ids=["fork", "system", "subprocess", "posix_spawn", "execv", "multiprocessing", "pipe"],
-)
-def test_new_processes_and_exec_are_security_violations(judge: Judge, attack: str) -> None:
-    assert run(judge, attack).verdict is Verdict.SV
+def violations(judge: Judge, attacks: dict[str, str]) -> None:
+    """Judge one program that runs the attack its test names (one test per attack, so one
+    compile and one sandbox-exec for all); each must end as a security violation."""
+    source = f"import sys\nATTACKS = {attacks!r}\nexec(ATTACKS[sys.stdin.readline().strip()])\n"
+    report = run(judge, source, [TestCase(f"{name}\n", "") for name in attacks])
+    verdicts = {name: str(t.verdict) for name, t in zip(attacks, report.tests, strict=True)}
+    assert verdicts == dict.fromkeys(attacks, "SV")
+
+
+def test_new_processes_and_exec_are_security_violations(judge: Judge) -> None:
+    violations(
+        judge,
+        {
+            "fork": "import os\nos.fork()",
+            "system": "import os\nos.system('true')",
+            "subprocess": "import subprocess\nsubprocess.run(['true'])",
+            "posix_spawn": "import os\nos.posix_spawn('/bin/true', ['true'], {})",
+            "execv": "import os\nos.execv('/bin/sh', ['sh', '-c', 'true'])",
+            "multiprocessing": "import multiprocessing\n"
+            "multiprocessing.Process(target=print).start()",
+            "pipe": "import os\nos.pipe()",
+        },
+    )
 
 
 def test_execve_of_a_shell_leaves_nothing_behind(judge: Judge) -> None:
@@ -72,45 +80,43 @@ def test_connect_to_local_listener_is_blocked(judge: Judge, listener: Any) -> No
     assert listener.accepted == []
 
 
-@pytest.mark.parametrize(
-    "attack",
-    [
-        "import socket\nsocket.socket(socket.AF_UNIX, socket.SOCK_STREAM)",
-        "import socket\nsocket.socketpair()",
-        "import socket\nsocket.socket(socket.AF_INET, socket.SOCK_DGRAM)",
-    ],
-    ids=["unix", "socketpair", "udp"],
-)
-def test_sockets_are_security_violations(judge: Judge, attack: str) -> None:
-    assert run(judge, attack).verdict is Verdict.SV
+def test_sockets_are_security_violations(judge: Judge) -> None:
+    violations(
+        judge,
+        {
+            "unix": "import socket\nsocket.socket(socket.AF_UNIX, socket.SOCK_STREAM)",
+            "socketpair": "import socket\nsocket.socketpair()",
+            "udp": "import socket\nsocket.socket(socket.AF_INET, socket.SOCK_DGRAM)",
+        },
+    )
 
 
-@pytest.mark.parametrize(
-    "attack",
-    [
-        "import ctypes\nctypes.CDLL(None).fork()",
-        "import ctypes\nctypes.CDLL(None).syscall(57)",  # fork by number
-        "import ctypes\nctypes.CDLL(None).syscall(41, 2, 1, 0)",  # socket by number
-        "import ctypes\nctypes.CDLL(None).ptrace(16, 1, 0, 0)",  # PTRACE_ATTACH to init
-        # A writable and executable page: the start of shellcode.
-        "import ctypes\nlibc = ctypes.CDLL(None)\nlibc.mmap.restype = ctypes.c_void_p\n"
-        "libc.mmap(None, 4096, 7, 0x22, -1, 0)",
-        "import ctypes, os\nctypes.CDLL(None).kill(os.getppid(), 9)",
-        "import ctypes\nctypes.CDLL(None).unshare(0x10000000)",  # a user namespace
-    ],
-    ids=["fork", "raw-fork", "raw-socket", "ptrace", "wx-mmap", "kill-parent", "unshare"],
-)
-def test_ctypes_reaches_no_further_than_python(judge: Judge, attack: str) -> None:
-    assert run(judge, attack).verdict is Verdict.SV
+def test_ctypes_reaches_no_further_than_python(judge: Judge) -> None:
+    libc = "import ctypes, os\nlibc = ctypes.CDLL(None)\n"
+    violations(
+        judge,
+        {
+            "fork": libc + "libc.fork()",
+            "raw-fork": libc + "libc.syscall(57)",  # fork by number
+            "raw-socket": libc + "libc.syscall(41, 2, 1, 0)",  # socket by number
+            "ptrace": libc + "libc.ptrace(16, 1, 0, 0)",  # PTRACE_ATTACH to init
+            # A writable and executable page: the start of shellcode.
+            "wx-mmap": libc + "libc.mmap.restype = ctypes.c_void_p\n"
+            "libc.mmap(None, 4096, 7, 0x22, -1, 0)",
+            "kill-parent": libc + "libc.kill(os.getppid(), 9)",
+            "unshare": libc + "libc.unshare(0x10000000)",  # a user namespace
+        },
+    )
 
 
-@pytest.mark.parametrize(
-    "attack",
-    ["import os, signal\nos.kill(os.getppid(), signal.SIGKILL)", "import os\nos.kill(1, 9)"],
-    ids=["parent", "init"],
-)
-def test_signals_to_other_processes_are_violations(judge: Judge, attack: str) -> None:
-    assert run(judge, attack).verdict is Verdict.SV
+def test_signals_to_other_processes_are_violations(judge: Judge) -> None:
+    violations(
+        judge,
+        {
+            "parent": "import os, signal\nos.kill(os.getppid(), signal.SIGKILL)",
+            "init": "import os\nos.kill(1, 9)",
+        },
+    )
 
 
 def test_writes_outside_the_folder_fail(judge: Judge) -> None:
