@@ -1,6 +1,6 @@
-"""Judge benchmark (`nox -s bench -- judge`): compile latency, run overhead, verdict stability.
+"""Judge benchmark (`nox -s bench -- judge`): compile latency, run overhead, stability, languages.
 
-Three measurements, each compared with a baseline measured in the same run:
+Measurements, each against a baseline measured in the same run where it has one:
 
 1. Compile latency of typical `bits/stdc++.h` solutions (benchmarks/solutions/typical)
    with the precompiled header and without it, each in a fresh cache directory (the
@@ -20,6 +20,10 @@ Three measurements, each compared with a baseline measured in the same run:
    comparison, with a C++ checker program and with a Python one (each run in the sandbox,
    once per test), alternating in one run; the ratio of the judge's time per submission
    (a reward step's judging) with each checker to the built-in one. No target: a figure.
+5. Languages: C++ against Python 3 in one run, alternating: the judge's time per test of a
+   trivial program (echo.cpp, echo.py; compiled beforehand), and per batch of submissions
+   (`--batch` fresh sources judged together by `judge_many` on 10 tests each, compiling or
+   byte-compiling included, as a reward step sees them). No target: figures.
 
 Prints a table per part with PASS/MISS per target and a final line of key figures. Exits
 non-zero only when something could not be measured (a compile failed, a known-correct
@@ -49,6 +53,7 @@ from codefu_sandbox import (
     CompilerConfig,
     Judge,
     Limits,
+    Submission,
     TestCase,
     Verdict,
     usable_cpus,
@@ -281,6 +286,68 @@ def bench_checkers(judge: Judge, tests_per_round: int, rounds: int) -> dict[str,
     )
     print(table(["checker", "s / submission", "ms / test", "ratio"], rows))
     return {name: p50(t) / base for name, t in times.items()}
+
+
+def bench_languages(
+    judge: Judge, tests_per_round: int, rounds: int, batch: int
+) -> dict[str, float]:
+    """ms per test (cached program) and s per batch (fresh sources) for C++ and Python."""
+    sources = {
+        "cpp": (SOLUTIONS / "echo.cpp").read_text(),
+        "python": (SOLUTIONS / "echo.py").read_text(),
+    }
+    comment = {"cpp": "// {}\n", "python": "# {}\n"}
+    tests = [TestCase(f"{i}\n", f"{i}\n") for i in range(tests_per_round)]
+    batch_tests = tests[:10]
+    per_test: dict[str, list[float]] = {language: [] for language in sources}
+    per_batch: dict[str, list[float]] = {language: [] for language in sources}
+    for language, source in sources.items():  # warm-up: compiles, starts the interpreter
+        if judge.judge(source, tests[:1], LIMITS, language=language).verdict != Verdict.AC:
+            raise BenchError(f"echo was not accepted in {language}")
+    for index in range(rounds):
+        order = list(sources) if index % 2 == 0 else list(sources)[::-1]
+        for language in order:
+            started = time.perf_counter()
+            report = judge.judge(sources[language], tests, LIMITS, language=language)
+            per_test[language].append((time.perf_counter() - started) / len(tests))
+            if report.verdict != Verdict.AC:
+                raise BenchError(f"echo in {language} was judged {report.verdict}")
+            fresh = [
+                Submission(
+                    comment[language].format(f"{time.time_ns()}-{k}") + sources[language],
+                    batch_tests,
+                    LIMITS,
+                    language=language,
+                )
+                for k in range(batch)
+            ]
+            started = time.perf_counter()
+            reports = judge.judge_many(fresh)
+            per_batch[language].append(time.perf_counter() - started)
+            if any(r.verdict != Verdict.AC or r.compile.cached for r in reports):
+                raise BenchError(f"a fresh echo in {language} was cached or not accepted")
+    rows = [
+        [
+            language,
+            f"{p50(per_test[language]) * 1000:.2f}",
+            f"{p50(per_batch[language]):.2f}",
+            f"{p50(per_batch[language]) / batch:.3f}",
+        ]
+        for language in sources
+    ]
+    print(
+        f"\n== 5. Languages ({rounds} alternating rounds: {tests_per_round} tests of a cached "
+        f"program; a batch of {batch} fresh sources x 10 tests on {usable_cpus()} CPUs; p50)"
+    )
+    print(table(["language", "ms / test", "s / batch", "s / submission in a batch"], rows))
+    return {
+        f"{language}_{kind}": value
+        for language in sources
+        for kind, value in (
+            ("ms_per_test", p50(per_test[language]) * 1000),
+            ("s_per_batch", p50(per_batch[language])),
+        )
+    }
 
 
 def previous_sandbox_exec(ref: str, directory: Path) -> Path:
@@ -516,8 +583,25 @@ def main(argv: Sequence[str] | None = None) -> int:
         action="store_true",
         help="run part 4 (checker programs) alone",
     )
+    parser.add_argument(
+        "--only-languages",
+        action="store_true",
+        help="run part 5 (C++ against Python) alone",
+    )
+    parser.add_argument("--batch", type=int, default=16, help="submissions per batch (part 5)")
     args = parser.parse_args(argv)
     started = time.perf_counter()
+    if args.only_languages:
+        try:
+            with tempfile.TemporaryDirectory(prefix="codefu-bench-judge-") as tmp:
+                costs = bench_languages(
+                    Judge(Path(tmp)), args.tests_per_round, args.rounds, args.batch
+                )
+        except BenchError as exc:
+            print(f"\nERROR: {exc}", file=sys.stderr)
+            return 1
+        print(f"\nKEY judge languages: {_costs(costs)} wall={time.perf_counter() - started:.0f}s")
+        return 0
     if args.only_checkers:
         try:
             with tempfile.TemporaryDirectory(prefix="codefu-bench-judge-") as tmp:
@@ -547,6 +631,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             )
             targets += stability_targets
             ratios = bench_checkers(judge, args.tests_per_round, args.rounds)
+            costs = bench_languages(judge, args.tests_per_round, args.rounds, args.batch)
     except BenchError as exc:
         print(f"\nERROR: {exc}", file=sys.stderr)
         return 1
@@ -563,10 +648,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"filter_added={filter_added:.2f}ms/test "
         f"verdict_changes_under_load={changes} "
         f"{_ratios(ratios)} "
+        f"{_costs(costs)} "
         f"targets_met={sum(t.met for t in targets)}/{len(targets)} "
         f"wall={time.perf_counter() - started:.0f}s"
     )
     return 0
+
+
+def _costs(costs: dict[str, float]) -> str:
+    return (
+        f"cpp={costs['cpp_ms_per_test']:.2f}ms/test,{costs['cpp_s_per_batch']:.2f}s/batch "
+        f"python={costs['python_ms_per_test']:.2f}ms/test,{costs['python_s_per_batch']:.2f}s/batch"
+    )
 
 
 def _ratios(ratios: dict[str, float]) -> str:

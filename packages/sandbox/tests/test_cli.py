@@ -135,6 +135,25 @@ def test_judging_prints_json_and_exits_0(
     assert report["verdict"] == "WA" and len(report["tests"]) == 1 and report["total"] == 2
 
 
+@pytest.mark.skipif(shutil.which("g++") is None, reason="g++ is not installed")
+def test_a_py_source_is_judged_as_python_unless_told(
+    files: tuple[Path, Path], cache_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _, tests = files
+    src = tests.parent / "sol.py"
+    src.write_text("a, b = map(int, input().split())\nprint(a + b)\n")
+    args = [str(src), "--tests", str(tests), "--time-limit", "1", "--memory-limit", "256M"]
+    args += ["--cache-dir", str(cache_dir)]
+    assert main(args) == 0
+    assert json.loads(capsys.readouterr().out)["verdict"] == "AC"
+    assert main([*args, "--language", "python", "--time-factor", "2.5"]) == 0
+    assert json.loads(capsys.readouterr().out)["verdict"] == "AC"
+    assert main([*args, "--language", "cpp"]) == 0
+    assert json.loads(capsys.readouterr().out)["verdict"] == "CE"
+    assert main([*args, "--time-factor", "0"]) == 2
+    assert "time factor for python must be a number > 0" in capsys.readouterr().err
+
+
 RULES = {"name": "codecontests", "params": {"tolerance": 1e-4, "any_case_words": ["YES", "NO"]}}
 
 

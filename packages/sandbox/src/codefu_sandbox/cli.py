@@ -1,4 +1,7 @@
-"""`codefu-judge SOURCE.cpp --tests TESTS.json --time-limit SECONDS --memory-limit BYTES|256M`.
+"""`codefu-judge SOURCE --tests TESTS.json --time-limit SECONDS --memory-limit BYTES|256M`.
+
+SOURCE is C++ or Python 3: `--language cpp|python`, else inferred from its suffix (.py:
+Python 3, anything else C++); `--time-factor` overrides that language's time factor.
 
 The checker is `--checker NAME` or `--checker-config JSON|PATH` (a problem's rules:
 `{"name": "codecontests", "params": {"tolerance": 1e-4}}`, inline or in a file).
@@ -15,6 +18,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from codefu_sandbox.executors import LANGUAGES, language_of
 from codefu_sandbox.models import CheckerConfig, Limits, TestCase, parse_memory
 
 USAGE_ERROR = 2
@@ -87,10 +91,24 @@ def load_checker_config(text: str) -> CheckerConfig:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="codefu-judge",
-        description="Compile a C++ solution and judge it against tests in the sandbox; "
-        "prints the JSON report.",
+        description="Compile a C++ or Python 3 solution and judge it against tests in the "
+        "sandbox; prints the JSON report.",
     )
-    parser.add_argument("source", type=Path, metavar="SOURCE.cpp")
+    parser.add_argument("source", type=Path, metavar="SOURCE.cpp|SOURCE.py")
+    parser.add_argument(
+        "--language",
+        choices=LANGUAGES,
+        default=None,
+        help="the source's language (default: python for a .py file, else cpp)",
+    )
+    parser.add_argument(
+        "--time-factor",
+        type=float,
+        default=None,
+        metavar="X",
+        help="the factor on the time limit for this language (default: the judge's, "
+        "docs/languages.md)",
+    )
     parser.add_argument("--tests", type=Path, required=True, metavar="TESTS.json")
     parser.add_argument("--time-limit", type=float, required=True, metavar="SECONDS")
     parser.add_argument("--memory-limit", required=True, metavar="BYTES|256M")
@@ -149,9 +167,13 @@ def main(argv: list[str] | None = None) -> int:
     from codefu_sandbox.judge import Judge
     from codefu_sandbox.runner import SandboxError
 
+    language = args.language or language_of(args.source)
+    factors = {} if args.time_factor is None else {language: args.time_factor}
     try:
-        judge = Judge(args.cache_dir)
-        report = judge.judge(source, tests, limits, checker, args.stop_on_first_failure)
+        judge = Judge(args.cache_dir, time_factors=factors)
+        report = judge.judge(
+            source, tests, limits, checker, args.stop_on_first_failure, language=language
+        )
     except SandboxError as exc:
         print(f"codefu-judge: cannot judge on this host: {exc}", file=sys.stderr)
         return 1

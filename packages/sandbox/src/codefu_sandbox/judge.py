@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import threading
 from collections.abc import Callable, Collection, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -11,7 +12,19 @@ from typing import Any
 
 from codefu_sandbox.checker_runner import CheckerLimits, CheckerRunner, PreparedChecker
 from codefu_sandbox.checkers import MODULES, CheckResult, bind, get_checker, program
-from codefu_sandbox.compiler import Compiler, CompilerConfig, static_memory_bytes
+from codefu_sandbox.compiler import Compiler, CompilerConfig
+from codefu_sandbox.executors import (
+    DEFAULT_LANGUAGE,
+    DEFAULT_TIME_FACTORS,
+    LANGUAGES,
+    SUFFIXES,
+    CppExecutor,
+    Executor,
+    Program,
+    PythonConfig,
+    PythonExecutor,
+    check_language,
+)
 from codefu_sandbox.models import CheckerConfig, Limits, Submission, TestCase
 from codefu_sandbox.runner import RunLimits, Runner, RunServer, SandboxError
 from codefu_sandbox.verdicts import (
@@ -27,8 +40,6 @@ from codefu_sandbox.verdicts import (
 )
 
 DEFAULT_OUTPUT_LIMIT = 64 << 20
-# The language of a checker program given by the path of its source.
-SOURCE_LANGUAGES = {".cpp": "cpp", ".cc": "cpp", ".cxx": "cpp", ".py": "python"}
 STDERR_HEAD = 4096
 
 
@@ -90,8 +101,19 @@ def per_test_run_limits(limits: Limits, output_limit: int) -> RunLimits:
     )
 
 
+def check_time_factors(factors: Mapping[str, float]) -> dict[str, float]:
+    """The per-language time factors with the defaults filled in; ValueError for an
+    unknown language or a factor that is not a number > 0."""
+    for language, factor in factors.items():
+        check_language(language)
+        if isinstance(factor, bool) or not isinstance(factor, int | float) or not factor > 0:
+            raise ValueError(f"time factor for {language} must be a number > 0, got {factor!r}")
+    return {**DEFAULT_TIME_FACTORS, **{k: float(v) for k, v in factors.items()}}
+
+
 class Judge:
-    """Compile and judge C++ submissions (Contract 1). Thread-safe; share one per process."""
+    """Compile and judge C++ (the default) and Python 3 submissions (Contract 1).
+    Thread-safe; share one per process."""
 
     def __init__(
         self,
@@ -101,10 +123,16 @@ class Judge:
         output_limit: int = DEFAULT_OUTPUT_LIMIT,
         netns: bool = False,
         allow_file_writes: bool = False,
+        time_factors: Mapping[str, float] | None = None,
+        python: PythonConfig | None = None,
     ) -> None:
         """`allow_file_writes`: let programs create files in their private work dir
         (each at most `output_limit` bytes); off by default, so a program can write
-        only its stdout/stderr and cannot fill the disk."""
+        only its stdout/stderr and cannot fill the disk. `time_factors`: per language,
+        the factor on a problem's time limit (e.g. `{"python": 3.0}`; languages left out
+        keep `executors.DEFAULT_TIME_FACTORS`). `python`: the Python executor's settings
+        (interpreter, byte-compilation limits); the interpreter is set up on the first
+        Python submission."""
         self.cache_dir = Path(cache_dir) if cache_dir is not None else default_cache_dir()
         self.cache_dir.mkdir(parents=True, exist_ok=True)
         self.runner = Runner(self.cache_dir, netns=netns)
@@ -112,10 +140,34 @@ class Judge:
         self.checkers = CheckerRunner(self.runner, self.compiler)
         self.output_limit = output_limit
         self.allow_file_writes = allow_file_writes
+        self.time_factors = check_time_factors(time_factors or {})
+        self._python_config = python
+        self._executors: dict[str, Executor] = {"cpp": CppExecutor(self.compiler)}
+        self._executors_lock = threading.Lock()
 
     @property
     def isolation(self) -> str:
         return self.runner.isolation.describe()
+
+    def executor(self, language: str) -> Executor:
+        """The executor for `language` (ValueError naming the languages when unknown), set
+        up on first use; SandboxError when its toolchain cannot work on this host."""
+        check_language(language)
+        with self._executors_lock:
+            found = self._executors.get(language)
+            if found is None:
+                assert language == "python", LANGUAGES
+                found = PythonExecutor(self.cache_dir, self.runner, self._python_config)
+                self._executors[language] = found
+            return found
+
+    def limits_for(self, limits: Limits, language: str, program: Program) -> Limits:
+        """A problem's limits as they apply to `program` in `language`: the time limit
+        times the language's factor, the memory limit plus the runtime's allowance."""
+        return Limits(
+            limits.time_seconds * self.time_factors[language],
+            limits.memory_bytes + program.memory_allowance,
+        )
 
     def judge(
         self,
@@ -127,6 +179,7 @@ class Judge:
         *,
         checker_params: Mapping[str, Any] | None = None,
         stop_on: Collection[Verdict] = (),
+        language: str = DEFAULT_LANGUAGE,
     ) -> JudgeReport:
         """Judge one submission. Raises ValueError for no tests, an unknown checker, a
         parameter the checker does not take, or a test whose input or output is not text
@@ -135,22 +188,27 @@ class Judge:
         `checker` is a checker name with its `checker_params` (e.g. `tolerance` for
         `codecontests`, `precision` for `floats`), or a `CheckerConfig` holding both.
         Judging stops after the first failing test with `stop_on_first_failure`, or after
-        the first test whose verdict is in `stop_on`.
+        the first test whose verdict is in `stop_on`. `language` is "cpp" or "python"
+        (ValueError otherwise); its time factor scales `limits.time_seconds`. The first
+        Python submission sets up the interpreter: SandboxError (not a verdict) when it
+        cannot run in the sandbox on this host.
         """
         tests = list(tests)
         if not tests:
             raise ValueError("no tests to judge against: pass at least one TestCase")
         check_tests(tests)
         config = checker_config(checker, checker_params)
+        executor = self.executor(language)
         try:
             check = self._checker(config)
-            compiled, binary = self.compiler.compile(source)
+            compiled, program = executor.compile(source)
         except SandboxError as exc:  # compiling the checker or the submission
             return internal_error(str(exc), len(tests), self.isolation)
-        if binary is None:
+        if program is None:
             return aggregate([], compiled, len(tests), self.isolation)
+        limits = self.limits_for(limits, language, program)
         mle = static_data_verdict(
-            static_memory_bytes(binary), address_space=memory_cap(limits.memory_bytes)
+            program.static_bytes, address_space=memory_cap(limits.memory_bytes)
         )
         if mle is not None:
             return aggregate([mle], compiled, len(tests), self.isolation)
@@ -160,7 +218,13 @@ class Judge:
             self.runner.workspace() as private,
             self.runner.uids.take() as uid,
             self.runner.memory_group(cgroup_cap(limits.memory_bytes)) as group,
-            self.runner.serve([str(binary)], limits=run_limits, uid=uid, group=group) as server,
+            self.runner.serve(
+                list(program.argv),
+                limits=run_limits,
+                uid=uid,
+                group=group,
+                readable=program.readable,
+            ) as server,
         ):
             for index, test in enumerate(tests):
                 result = self._run_test(
@@ -170,6 +234,7 @@ class Judge:
                     check=check,
                     private=private,
                     index=index,
+                    files=program.files,
                 )
                 results.append(result)
                 if result.verdict in stop_on or (
@@ -192,6 +257,7 @@ class Judge:
                 sub.checker,
                 sub.stop_on_first_failure,
                 checker_params=sub.checker_params,
+                language=sub.language,
             )
 
         if workers == 1:
@@ -209,7 +275,7 @@ class Judge:
             return bind(name, params, sandbox=self.checkers)
         path = Path(name.removeprefix("testlib:"))
         seconds = params.get("timeout", CheckerLimits.time_seconds)
-        language = SOURCE_LANGUAGES.get(path.suffix)
+        language = SUFFIXES.get(path.suffix)  # a checker program's source
         if language is not None and path.is_file():
             return self._checker(program.config(path.read_text(), language, time_seconds=seconds))
         if path.is_file() and os.access(path, os.X_OK):
@@ -237,6 +303,7 @@ class Judge:
         check: Callable[..., CheckResult],
         private: Path,
         index: int,
+        files: Mapping[str, Path],
     ) -> TestResult:
         stdin = private / f"in-{index}"
         stdout = private / f"out-{index}"
@@ -244,6 +311,9 @@ class Judge:
         work = private / f"w-{index}"
         stdin.write_bytes(test.input.encode("utf-8", "surrogateescape"))
         work.mkdir()
+        for name, cached in files.items():  # e.g. byte code: a fresh copy per test
+            shutil.copyfile(cached, work / name)
+            (work / name).chmod(0o644)
         try:
             outcome = server.run(
                 cwd=work,

@@ -117,6 +117,7 @@ class Submission:
     checker: str | CheckerConfig = "tokens"
     stop_on_first_failure: bool = False
     checker_params: Mapping[str, Any] | None = None
+    language: str = "cpp"  # or "python" (codefu_sandbox.executors.LANGUAGES)
 
 
 def parse_memory(text: str) -> int:

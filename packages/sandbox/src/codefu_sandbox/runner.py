@@ -622,13 +622,15 @@ class Runner:
         limits: RunLimits,
         uid: int | None,
         group: MemoryGroup | None,
+        readable: tuple[Path, ...] = (),
     ) -> Iterator[RunServer]:
         """One sandbox-exec process (`--serve`) for a series of runs of the same solution
         under the same limits, one at a time (a submission's tests): each run is confined
         exactly as by `run` with profile "run", without starting a sandbox-exec process per
         run. With `group` (from `memory_group`, its limit `limits.cgroup_memory`) the server
         joins that cgroup once and its children are born in it; without,
-        `limits.address_space` caps memory."""
+        `limits.address_space` caps memory. `readable`: paths beyond the system trees the
+        program may read (an interpreter's installation)."""
         use_group = (
             self.cgroups is not None
             and group is not None
@@ -644,7 +646,7 @@ class Runner:
                 limits=job_limits,
                 cgroup=group.path if use_group and group is not None else None,
                 profile="run",
-                readable=(),
+                readable=readable,
                 writable=(),
                 pch_dir=None,
                 env=None,

@@ -70,7 +70,8 @@ class RunOutcome:
     memory_cap_hit: bool = False  # the memory cgroup's limit was hit (an OOM kill)
 
 
-BAD_ALLOC_MARKERS = ("std::bad_alloc", "Cannot allocate memory", "out of memory")
+# A refused allocation, as C++ (bad_alloc, perror) and Python (MemoryError) report it.
+BAD_ALLOC_MARKERS = ("std::bad_alloc", "Cannot allocate memory", "out of memory", "MemoryError")
 EXEC_MARGIN = 16 << 20  # shared libraries and the initial stack, mapped at exec too
 
 

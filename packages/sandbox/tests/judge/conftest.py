@@ -106,3 +106,28 @@ def host_guard(judge: Judge) -> Iterator[None]:
     assert not leftovers, f"files written outside the sandbox: {sorted(map(str, leftovers))}"
     assert not sandbox_processes(judge), "a sandboxed process outlived its test"
     assert os.getppid() > 1  # our parent (pytest's launcher) is alive
+
+
+@pytest.fixture
+def secret(tmp_path: Path) -> Path:
+    """A 0600 root-owned (when root) secret in a traversable directory."""
+    folder = tmp_path / "secrets"
+    folder.mkdir()
+    for parent in (folder, *folder.parents):
+        if parent == Path("/"):
+            break
+        if parent.stat().st_uid == os.geteuid():
+            parent.chmod(parent.stat().st_mode | 0o011)  # traversable, not listable
+    path = folder / "secret.txt"
+    path.write_text("TOPSECRET-42\n")
+    path.chmod(0o600)
+    return path
+
+
+@pytest.fixture
+def public_file(secret: Path) -> Path:
+    """A world-readable file outside the system trees (Landlock must still hide it)."""
+    path = secret.parent / "public.txt"
+    path.write_text("PUBLIC-TESTS-7\n")
+    path.chmod(0o644)
+    return path

@@ -9,6 +9,10 @@ compile). Each is judged with the problem's own time and memory limits on its re
 tests from `$CODEFU_REAL_DATA/codefu_easy/{train,test}.parquet` by the suite's
 shared `judge` fixture (conftest.py); skipped when `CODEFU_REAL_DATA` is unset (the root
 conftest's `codefu_easy` fixture).
+
+Some problems also hold Python 3 variants, judged through the `codefu-judge` command line
+(`.py`: inferred as Python): `ac.py`, `wa.py`, `re.py` and `ce.py` each, and among them
+`tle.py`, `mle.py` and `ole.py` (a flood of output) once or more (they cost the most).
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from typing import Any
 import pytest
 
 from codefu_sandbox import Judge, JudgeReport, Limits, TestCase, Verdict
+from codefu_sandbox.cli import main
 
 SOLUTIONS = Path(__file__).resolve().parent / "real_solutions"
 MANIFEST: dict[str, dict[str, str]] = json.loads((SOLUTIONS / "manifest.json").read_text())
@@ -33,6 +38,8 @@ EXPECTED: dict[str, Verdict] = {
     "mle": Verdict.MLE,
     "ce": Verdict.CE,
 }
+PY_EXPECTED: dict[str, Verdict] = {**EXPECTED, "ole": Verdict.OLE}
+PY_CASES = sorted(f"{p.parent.name}/{p.stem}" for p in SOLUTIONS.glob("*/*.py"))
 
 
 @dataclass(frozen=True)
@@ -157,3 +164,62 @@ def test_real_solution_gets_exact_verdict(
             # wall-clock backstop ended a program that sleeps.
             limit = problem.limits.time_seconds
             assert failing.cpu_seconds >= 0.9 * limit or failing.wall_seconds >= limit
+
+
+def test_python_variants_are_complete() -> None:
+    """Every verdict has a Python variant; each problem with Python variants has the four
+    cheap ones; a real-number problem is among them."""
+    slugs = {case.split("/")[0] for case in PY_CASES}
+    assert len(slugs) >= 3
+    assert slugs <= set(MANIFEST)
+    assert {case.split("/")[1] for case in PY_CASES} == set(PY_EXPECTED)
+    for slug in slugs:
+        for variant in ("ac", "wa", "re", "ce"):
+            assert f"{slug}/{variant}" in PY_CASES
+    assert any(MANIFEST[slug]["checker"] == "codecontests" for slug in slugs)
+
+
+@pytest.mark.real_data
+@pytest.mark.parametrize("case", PY_CASES)
+def test_real_python_solution_gets_exact_verdict_through_the_cli(
+    judge: Judge,
+    problems: dict[str, Problem],
+    case: str,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    slug, variant = case.split("/")
+    problem = problems[slug]
+    expected = PY_EXPECTED[variant]
+    tests = tmp_path / "tests.json"
+    tests.write_text(json.dumps([{"input": t.input, "output": t.output} for t in problem.tests]))
+    argv = [
+        str(SOLUTIONS / slug / f"{variant}.py"),
+        "--tests", str(tests),
+        "--time-limit", str(problem.limits.time_seconds),
+        "--memory-limit", str(problem.limits.memory_bytes),
+        "--checker", problem.checker,
+        "--cache-dir", str(judge.cache_dir),
+    ]  # fmt: skip
+    if expected != Verdict.AC:  # its verdict shows at the first failing test
+        argv.append("--stop-on-first-failure")
+    if expected == Verdict.TLE:  # the TLE variants burn the limit: the cheapest factor
+        argv += ["--time-factor", "1"]
+    assert main(argv) == 0
+    captured = capsys.readouterr()
+    report = json.loads(captured.out)
+    failing = [t for t in report["tests"] if t["verdict"] != "AC"]
+    detail = f"{problem.name} {variant}.py: {json.dumps(report)[:1500]}"
+    assert report["verdict"] == expected, detail
+    if expected == Verdict.CE:
+        assert not report["compile"]["ok"]
+        assert "Error" in report["compile"]["diagnostics"], detail  # Syntax/IndentationError
+        assert 'File "sol.py", line' in report["compile"]["diagnostics"], detail
+        return
+    assert report["compile"]["ok"], detail
+    if expected == Verdict.AC:
+        assert report["passed"] == report["total"] == len(problem.tests)
+        return
+    assert failing[0]["verdict"] == expected, detail
+    if expected == Verdict.RE:
+        assert failing[0]["exit_code"] not in (0, None) or failing[0]["signal"], detail

@@ -185,6 +185,72 @@ def test_accepted_solutions_make_only_allowlisted_calls(
     assert not outside, f"calls outside the allowlist (call: programs): {outside}"
 
 
+PYTHON_STDLIB_PROGRAM = """import sys, threading, math, collections, heapq, bisect, itertools
+import functools, random, re, string, decimal, fractions, array, statistics, io, os, time
+sys.setrecursionlimit(10**6)
+threading.stack_size(64 << 20)
+n = int(sys.stdin.readline())
+out = []
+t = threading.Thread(target=lambda: out.append(sum(range(n))))
+t.start()
+t.join()
+print(out[0], random.random() < 1, decimal.Decimal(1) / 3 > 0, time.perf_counter() > 0)
+"""
+
+
+# The real problems with Python solutions, and an input of each.
+PYTHON_SAMPLE_INPUTS = {
+    "916a_jamie_and_alarm_snooze": "3\n11 23\n",
+    "624a_save_luke": "2 6 2 2\n",
+    "1293b_joe_is_on_tv": "2\n",
+}
+
+
+def test_python_programs_make_only_allowlisted_calls(judge: Judge, tmp_path: Path) -> None:
+    """The evidence that CPython fits the solution allowlist, re-taken: `strace -f` of the
+    byte-compiler and of accepted Python programs, run as the judge runs them (the
+    interpreter, its flags and the byte code in the folder), sees no call outside it."""
+    if shutil.which("strace") is None:
+        pytest.skip("strace is not installed (Debian/Ubuntu: apt-get install strace)")
+    from codefu_sandbox.executors.python import BYTE_COMPILE, FLAGS, SOURCE_NAME
+
+    allowed = allowlisted_calls() | {"execve"}  # strace starts it by path; we by execveat
+    executor = judge.executor("python")
+    programs = [("stdlib-and-threads", PYTHON_STDLIB_PROGRAM, "1000\n")]
+    for slug, stdin in PYTHON_SAMPLE_INPUTS.items():
+        programs.append((slug, (HERE / "real_solutions" / slug / "ac.py").read_text(), stdin))
+    outside: dict[str, list[str]] = {}
+    for name, source, stdin in programs:
+        compiled, program = executor.compile(source)
+        assert program is not None, compiled.diagnostics
+        folder = tmp_path / name
+        folder.mkdir()
+        (folder / SOURCE_NAME).write_text(source)
+        for file_name, cached in program.files.items():
+            shutil.copyfile(cached, folder / file_name)
+        runs = {
+            "byte-compile": [executor.interpreter, *FLAGS, "-c", BYTE_COMPILE],
+            "run": list(program.argv),
+        }
+        for step, argv in runs.items():
+            trace = tmp_path / f"{name}-{step}.strace"
+            done = subprocess.run(
+                ["strace", "-f", "-qq", "-o", str(trace), *argv],
+                input=stdin.encode(),
+                capture_output=True,
+                cwd=folder,
+                env={},
+                check=False,
+                timeout=60,
+            )
+            assert done.returncode == 0, f"{name} {step}: {done.stderr.decode()[-500:]}"
+            seen = set(re.findall(r"^\d+\s+(?:<\.\.\. )?(\w+)[( ]", trace.read_text(), re.M))
+            assert {"read", "exit_group"} <= seen, f"{name}: strace recorded {sorted(seen)}"
+            for call in seen - allowed:
+                outside.setdefault(call, []).append(f"{name} {step}")
+    assert not outside, f"calls outside the allowlist (call: programs): {outside}"
+
+
 def _sysv_objects() -> set[str]:
     """Keys and ids of every SysV IPC object in this (the host's) IPC namespace."""
     found = set()

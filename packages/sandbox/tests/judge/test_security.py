@@ -101,31 +101,6 @@ def test_work_dir_is_writable_when_allowed(judge: Judge) -> None:
     assert not target.exists()
 
 
-@pytest.fixture
-def secret(tmp_path: Path) -> Path:
-    """A 0600 root-owned (when root) secret in a traversable directory."""
-    folder = tmp_path / "secrets"
-    folder.mkdir()
-    for parent in (folder, *folder.parents):
-        if parent == Path("/"):
-            break
-        if parent.stat().st_uid == os.geteuid():
-            parent.chmod(parent.stat().st_mode | 0o011)  # traversable, not listable
-    path = folder / "secret.txt"
-    path.write_text("TOPSECRET-42\n")
-    path.chmod(0o600)
-    return path
-
-
-@pytest.fixture
-def public_file(secret: Path) -> Path:
-    """A world-readable file outside the system trees (Landlock must still hide it)."""
-    path = secret.parent / "public.txt"
-    path.write_text("PUBLIC-TESTS-7\n")
-    path.chmod(0o644)
-    return path
-
-
 def test_reading_a_root_only_file_fails(judge: Judge, secret: Path) -> None:
     body = f"""
     int main() {{

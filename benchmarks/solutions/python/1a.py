@@ -1,0 +1,2 @@
+n, m, a = map(int, input().split())
+print(((n + a - 1) // a) * ((m + a - 1) // a))

@@ -1,0 +1,2 @@
+n = int(input())
+print("%.12f" % sum(1 / s for s in range(1, n)))  # misses the last opponent

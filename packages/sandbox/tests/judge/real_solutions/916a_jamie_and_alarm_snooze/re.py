@@ -1,0 +1,2 @@
+x, hh, mm = map(int, open(0).read().split())
+print(hh // (x - x))  # ZeroDivisionError

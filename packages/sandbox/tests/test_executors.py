@@ -1,0 +1,135 @@
+"""Languages in the judge: the executors' interface, Python's byte-compilation and cache,
+the per-language time factor and the interpreter's memory allowance (real sandbox)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from codefu_sandbox import Judge, Limits, Submission, TestCase, Verdict
+from codefu_sandbox.executors import LANGUAGES, Program, check_language, language_of
+from codefu_sandbox.judge import check_time_factors
+
+MiB = 1 << 20
+SUM = "n = int(input())\nprint(n * (n + 1) // 2)\n"
+SUM_CPP = '#include <cstdio>\nint main(){long n;scanf("%ld",&n);printf("%ld\\n",n*(n+1)/2);}\n'
+TESTS = [TestCase("3\n", "6\n"), TestCase("10\n", "55\n")]
+# Burns `seconds` of CPU time, then prints "done".
+BURN = (
+    "import time\nseconds = float(input())\n"
+    "while time.process_time() < seconds:\n    pass\nprint('done')\n"
+)
+
+
+def test_language_names_and_suffixes() -> None:
+    assert LANGUAGES == ("cpp", "python")
+    assert language_of(Path("a.py")) == "python"
+    assert language_of(Path("a.cpp")) == language_of(Path("a.txt")) == "cpp"
+    with pytest.raises(ValueError, match="choose one of cpp, python"):
+        check_language("java")
+
+
+def test_time_factors_are_checked_and_default_filled() -> None:
+    factors = check_time_factors({"python": 2})
+    assert factors["python"] == 2.0
+    assert factors["cpp"] == 1.0
+    with pytest.raises(ValueError, match="unknown language"):
+        check_time_factors({"pypy": 2.0})
+    for bad in (0, -1.0, True, "2"):
+        with pytest.raises(ValueError, match="must be a number > 0"):
+            check_time_factors({"python": bad})  # type: ignore[dict-item]
+
+
+def test_unknown_language_is_refused(judge: Judge) -> None:
+    with pytest.raises(ValueError, match="unknown language 'java'"):
+        judge.judge(SUM, TESTS, Limits(1.0, 256 * MiB), language="java")
+
+
+def test_cpp_stays_the_default_and_python_is_chosen_by_name(judge: Judge) -> None:
+    limits = Limits(1.0, 256 * MiB)
+    assert judge.judge(SUM_CPP, TESTS, limits).verdict is Verdict.AC
+    assert judge.judge(SUM, TESTS, limits).verdict is Verdict.CE  # Python as C++
+    assert judge.judge(SUM, TESTS, limits, language="python").verdict is Verdict.AC
+    assert judge.judge(SUM_CPP, TESTS, limits, language="python").verdict is Verdict.CE
+
+
+def test_submissions_carry_their_language(judge: Judge) -> None:
+    limits = Limits(1.0, 256 * MiB)
+    reports = judge.judge_many(
+        [Submission(SUM_CPP, TESTS, limits), Submission(SUM, TESTS, limits, language="python")],
+        max_workers=2,
+    )
+    assert [r.verdict for r in reports] == [Verdict.AC, Verdict.AC]
+
+
+def test_byte_compilation_errors_are_cached_with_the_message(judge: Judge) -> None:
+    source = "for i in range(3):\nprint(i)\n"
+    first = judge.judge(source, TESTS, Limits(1.0, 256 * MiB), language="python")
+    assert first.verdict is Verdict.CE
+    assert "IndentationError" in first.compile.diagnostics
+    assert 'File "sol.py", line 2' in first.compile.diagnostics
+    assert not first.compile.cached
+    again = judge.judge(source, TESTS, Limits(1.0, 256 * MiB), language="python")
+    assert again.compile.cached
+    assert again.compile.diagnostics == first.compile.diagnostics
+
+
+def test_byte_code_is_cached_by_content(judge: Judge) -> None:
+    executor = judge.executor("python")
+    source = SUM + "# cached?\n"
+    first, program = executor.compile(source)
+    again, same = executor.compile(source)
+    assert first.ok and not first.cached
+    assert again.ok and again.cached
+    assert program is not None and same is not None
+    assert program.files == same.files
+    cached = next(iter(program.files.values()))
+    assert cached.is_relative_to(judge.cache_dir)
+    assert executor.key(source) != executor.key(SUM)
+
+
+def test_uncaught_exception_is_re_with_the_traceback(judge: Judge) -> None:
+    source = "n = int(input())\nprint([1, 2][n])\n"
+    report = judge.judge(source, TESTS, Limits(1.0, 256 * MiB), language="python")
+    assert report.verdict is Verdict.RE
+    assert report.tests[0].exit_code == 1
+    assert "IndexError" in report.tests[0].message
+
+
+def test_the_time_factor_scales_the_limit(cache_dir: Path) -> None:
+    tests = [TestCase("0.15\n", "done\n")]
+    limits = Limits(0.1, 256 * MiB)
+    strict = Judge(cache_dir, time_factors={"python": 1.0})
+    lenient = Judge(cache_dir, time_factors={"python": 3.0})
+    tle = strict.judge(BURN, tests, limits, language="python")
+    assert tle.verdict is Verdict.TLE
+    assert tle.tests[0].cpu_seconds >= 0.1
+    ok = lenient.judge(BURN, tests, limits, language="python")
+    assert ok.verdict is Verdict.AC, ok.to_dict()
+    assert 0.15 <= ok.tests[0].cpu_seconds <= 0.3
+    # C++ keeps its own factor, whatever Python's is.
+    assert lenient.limits_for(limits, "cpp", _program(lenient)).time_seconds == 0.1
+
+
+def _program(judge: Judge) -> Program:
+    _, program = judge.executor("cpp").compile(SUM_CPP)
+    assert program is not None
+    return program
+
+
+def test_the_interpreter_baseline_is_allowed_on_top_of_the_limit(judge: Judge) -> None:
+    """A program whose own data fits the limit passes although the interpreter's few MiB
+    put its peak over it; data well over the limit is MLE."""
+    executor = judge.executor("python")
+    assert 2 * MiB < executor.baseline_bytes <= executor.memory_allowance < 64 * MiB
+    assert executor.memory_allowance % MiB == 0
+    limits = Limits(1.0, 32 * MiB)
+    fits = "data = b'x' * (30 << 20)\nprint(len(data) >> 20)\n"
+    report = judge.judge(fits, [TestCase("", "30\n")], limits, language="python")
+    assert report.verdict is Verdict.AC, report.to_dict()
+    assert report.tests[0].peak_memory_bytes > limits.memory_bytes  # the interpreter's share
+    over = "data = b'x' * (48 << 20)\nprint(len(data) >> 20)\n"
+    assert judge.judge(over, [TestCase("", "48\n")], limits, language="python").verdict is (
+        Verdict.MLE
+    )
