@@ -1,7 +1,7 @@
 /*
  * codefu-sandbox-exec: run one program under limits, then report how it ended.
  *
- * Built once per machine by codefu_sandbox.runner (gcc, no extra libraries). Python
+ * Built once per machine by codefu_sandbox.sandbox_binary (gcc, no extra libraries). Python
  * spawns it (no preexec_fn: safe from threaded processes such as Ray workers). It forks
  * once: the child confines itself and execs the target; the parent waits with a
  * CPU-time and a wall-clock deadline, kills the process group, reaps every descendant
