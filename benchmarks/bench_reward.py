@@ -169,7 +169,7 @@ def sample_problems(limit: int | None) -> tuple[Problems, str]:
     from codefu_data.config import DataConfig
     from codefu_data.prepare import prepare
     from codefu_data.sample import sample_dataset_dir
-    from codefu_data.solutions import cpp_programs
+    from codefu_data.solutions import programs
 
     raw_dir = sample_dataset_dir()
     with tempfile.TemporaryDirectory(prefix="codefu-bench-sample-") as tmp:
@@ -183,7 +183,7 @@ def sample_problems(limit: int | None) -> tuple[Problems, str]:
     accepted: dict[str, str] = {}
     for shard in sorted((raw_dir / "data").glob("*.parquet")):
         for row in pq.read_table(shard, columns=["name", "solutions"]).to_pylist():
-            cpp = cpp_programs(row["solutions"])
+            cpp = programs(row["solutions"])
             if cpp:  # the first accepted C++ solution produced the expected outputs
                 accepted.setdefault(row["name"], cpp[0])
     # Round-robin over the tiers (names sorted inside each), so a small --problems mixes them.

@@ -93,3 +93,24 @@ def test_a_new_tier_can_be_defined_in_conf_data(tmp_path: Path) -> None:
     )
     cfg = load_data_config(str(conf), ["data.tier=mid"])
     assert cfg.tier == "mid" and cfg.tiers["mid"].min_rating == 1050
+
+
+def test_language_settings_and_their_errors() -> None:
+    cfg = load_data_config(None, [])
+    assert (cfg.language, cfg.validate_languages) == ("cpp", ["cpp"])
+    assert cfg.time_factors == {"cpp": 1.0, "python": 1.0}
+    python = load_data_config(
+        None,
+        ["data.language=python", "data.validate_languages=[cpp,python]", "time_factors.python=2"],
+    )
+    assert (python.language, python.validate_languages) == ("python", ["cpp", "python"])
+    assert python.time_factors == {"cpp": 1.0, "python": 2.0}
+    for override, message in [
+        ("data.language=java", r"data\.language='java': use one of cpp, python"),
+        ("data.validate_languages=[]", r"data\.validate_languages is empty"),
+        ("data.validate_languages=[cpp,rust]", r"unknown language 'rust'"),
+        ("data.time_factors.python=0", r"data\.time_factors\.python must be > 0"),
+        ("+data.time_factors.go=2", r"data\.time_factors\.go: unknown language"),
+    ]:
+        with pytest.raises(DataError, match=message):
+            load_data_config(None, [override])

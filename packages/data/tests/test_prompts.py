@@ -33,6 +33,37 @@ def test_default_prompt_is_codefu_style_with_limits() -> None:
     assert "<|im_start|>" not in content  # the tokenizer's chat template adds the markers
 
 
+def test_python_prompts_ask_for_python_and_cpp_stays_byte_identical() -> None:
+    cfg = PromptConfig(persona_probability=0.5)
+
+    def content(name: str, **language: str) -> str:
+        msgs = build_messages(
+            cfg,
+            name=name,
+            description=STATEMENT,
+            time_limit_seconds=2.0,
+            memory_bytes=256_000_000,
+            **language,
+        )
+        return msgs[0]["content"]
+
+    for name in [f"{i}_A. Square" for i in range(40)]:
+        cpp = content(name)
+        assert cpp == content(name, language="cpp")
+        python = content(name, language="python")
+        assert "C++" in cpp and "C++" not in python
+        # The same instruction and persona, naming Python 3 instead.
+        assert python == cpp.replace("C++", "Python 3")
+    assert all("C++" in i for i in DEFAULT_INSTRUCTIONS)
+    # One default C++ prompt, byte for byte as before Python prompts existed.
+    assert content("2_A. Square") == (
+        "In your role as an algorithmic problem-solver, here's a programming problem to solve "
+        "in C++. Share your reasoning in <think> tags and your code in <code> tags.\n\n"
+        f"Problem:\n{STATEMENT}\n\nTime limit per test: 2 seconds\n"
+        "Memory limit per test: 256 megabytes"
+    )
+
+
 def test_limit_formatting() -> None:
     assert format_time_limit(1.0) == "1 second"
     assert format_time_limit(0.5) == "0.5 seconds"

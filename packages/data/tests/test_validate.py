@@ -112,3 +112,68 @@ def test_validation_judges_under_the_scaled_time_limit() -> None:
         counts=counts,  # type: ignore[arg-type]
     )
     assert [c.time_seconds for c in recorder.seen] == [5.0]  # type: ignore[attr-defined]
+
+
+CPP_SUM = (
+    '#include <cstdio>\nint main(){long long a,b;std::scanf("%lld %lld",&a,&b);'
+    'std::printf("%lld\\n",a+b);}\n'
+)
+PY_SUM = "a, b = map(int, input().split())\nprint(a + b)\n"
+PY_DIFF = "a, b = map(int, input().split())\nprint(a - b)\n"
+# 0.4 s of CPU, then the sum: AC under a 0.5 s limit, TLE under half of it.
+PY_BURN = "import time\nwhile time.process_time() < 0.4:\n    pass\n" + PY_SUM
+
+
+@pytest.mark.slow
+def test_python_solutions_are_validated_too_with_a_table_per_language() -> None:
+    from codefu_data.config import DataConfig
+    from codefu_data.validate import Candidate, Validator, language_table
+    from codefu_sandbox import CheckerConfig
+
+    def candidate(*solutions: tuple[int, str]) -> Candidate:
+        tests = [(f"{a} 3\n", f"{a + 3}\n") for a in (1, 5, 9)]
+        struct = {"language": [s[0] for s in solutions], "solution": [s[1] for s in solutions]}
+        return Candidate(tests, 0.5, 256 << 20, struct, CheckerConfig("codecontests"))
+
+    cfg = DataConfig(validate_languages=["cpp", "python"], time_factors={"python": 0.5})
+    validator = Validator(cfg)
+    decisions = validator.run(
+        [
+            candidate((2, CPP_SUM), (3, PY_SUM), (1, "print 'python 2 is not run'")),
+            # Python's solution is too slow under its factor: C++ alone keeps the tests.
+            candidate((2, CPP_SUM), (3, PY_BURN)),
+            candidate((3, PY_SUM), (3, PY_DIFF)),  # Python only, and they disagree
+            candidate((4, "class Main {}")),  # Java: nothing to run
+        ]
+    )
+    assert decisions == [
+        Decision(None, (0, 1, 2)),
+        Decision(None, (0, 1, 2)),
+        Decision(ACCEPTED_SOLUTIONS_DISAGREE, ()),
+        None,
+    ]
+    stats = validator.stats.as_dict()
+    assert (stats["problems_validated"], stats["problems_without_solution"]) == (3, 1)
+    assert stats["solutions_run"] == 6
+    assert stats["languages"] == {
+        "cpp": {"problems": 2, "kept": 2, "dropped": {}, "solutions_run": 2},
+        "python": {
+            "problems": 3,
+            "kept": 1,
+            "dropped": {ACCEPTED_SOLUTIONS_DISAGREE: 1, ACCEPTED_SOLUTIONS_FAIL: 1},
+            "solutions_run": 4,
+        },
+    }
+    table = language_table(stats).splitlines()
+    assert table[0].split() == [
+        "language", "problems", "kept", "dropped", ACCEPTED_SOLUTIONS_DISAGREE,
+        ACCEPTED_SOLUTIONS_FAIL, "solutions", "run",
+    ]  # fmt: skip
+    assert table[2].split() == ["cpp", "2", "2", "0", "0", "0", "2"]
+    assert table[3].split() == ["python", "3", "1", "2", "1", "1", "4"]
+    # C++ only by default: the Python solutions are not run.
+    cpp_only = Validator(DataConfig())
+    assert cpp_only.run([candidate((3, PY_SUM))]) == [None]
+    assert cpp_only.stats.as_dict()["languages"] == {
+        "cpp": {"problems": 0, "kept": 0, "dropped": {}, "solutions_run": 0}
+    }

@@ -148,6 +148,7 @@ def process_batch(
                 description=descs[i],
                 time_limit_seconds=time_limit_seconds(times[i]) or 0.0,
                 memory_bytes=mems[i],
+                language=cfg.language,
             )
             for i in rows
         ]

@@ -15,7 +15,7 @@ from codefu_data.clean_tests import TestsOverride, tests_of
 from codefu_data.config import DataConfig
 from codefu_data.manifest import Counts, PrepareStats
 from codefu_data.schema import judge_time_seconds
-from codefu_data.solutions import cpp_programs
+from codefu_data.solutions import programs
 from codefu_data.validate import NO_PRIVATE_TESTS_AFTER_VALIDATION, Candidate, Validator
 from codefu_sandbox.rules import JudgingRules
 from codefu_sandbox.rules import checker_config as rules_checker_config
@@ -127,8 +127,8 @@ def validate_checker_rows(
                         r["time_limit"], scale=cfg.time_limit_scale, default=1.0
                     ),
                     memory_bytes=r["memory_limit_bytes"],
-                    accepted=cpp_programs(r.get("solutions")),
-                    incorrect=cpp_programs(r.get("incorrect_solutions")),
+                    accepted=programs(r.get("solutions")),
+                    incorrect=programs(r.get("incorrect_solutions")),
                 ),
                 cfg.checkers,
             )

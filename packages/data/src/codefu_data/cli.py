@@ -19,6 +19,7 @@ from codefu_data.config import (
     register_configs,
 )
 from codefu_data.reader import DataError
+from codefu_data.validate import language_table
 
 EPILOG = """\
 Hydra overrides (after the options) change the config in conf/prepare.yaml, e.g.
@@ -131,7 +132,14 @@ def summary_table(manifest: dict[str, Any]) -> str:
         lines.append(verdict_table(manifest["checkers"]))
     if manifest.get("validation"):
         v = manifest["validation"]
-        lines.append("validation: " + ", ".join(f"{k}={n}" for k, n in sorted(v.items())))
+        totals = {k: n for k, n in sorted(v.items()) if k != "languages"}
+        lines.append("validation: " + ", ".join(f"{k}={n}" for k, n in totals.items()))
+        if v.get("languages"):
+            lines.append(
+                "accepted solutions per language (kept / dropped: what they alone decide; "
+                "a problem is decided on all of them):"
+            )
+            lines.append(language_table(v))
     return "\n".join(lines)
 
 

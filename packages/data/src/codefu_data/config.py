@@ -16,6 +16,8 @@ from typing import Any
 
 from hydra.core.config_store import ConfigStore
 
+from codefu_sandbox.executors import DEFAULT_TIME_FACTORS, LANGUAGES
+
 DEFAULT_INSTRUCTIONS = [
     "Write a C++ solution for this problem. Put your thought process in <think> tags "
     "and your solution in <code> tags.",
@@ -146,11 +148,18 @@ class DataConfig:
     max_time_limit_seconds: float = 60.0
     # The judge's time limit is the statement's times this, in validation and in the reward.
     time_limit_scale: float = 1.0
+    # The language the prompts ask for ("cpp" or "python"); the reward must accept it.
+    language: str = "cpp"
+    # Per language, the factor on that limit, in validation and in the reward (the judge's
+    # `time_factors`; docs/languages.md has the measurement behind the defaults).
+    time_factors: dict[str, float] = field(default_factory=lambda: dict(DEFAULT_TIME_FACTORS))
     min_memory_limit_bytes: int = 1_000_000
     max_memory_limit_bytes: int = 4_294_967_296
     keep_several_answers: bool = False
     validate: bool = False
-    validate_max_solutions: int = 3
+    validate_max_solutions: int = 3  # per language
+    # The languages whose accepted solutions `validate` runs (CodeContests: cpp, python).
+    validate_languages: list[str] = field(default_factory=lambda: ["cpp"])
     validate_checker: str = "codecontests"
     validate_max_dropped_fraction: float = 0.5
     validate_workers: int = 0  # 0: the judge's default (usable CPUs)
@@ -215,6 +224,7 @@ def check_config(cfg: DataConfig) -> None:
         )
     if not cfg.time_limit_scale > 0:
         raise ValueError(f"data.time_limit_scale must be > 0, got {cfg.time_limit_scale}.")
+    check_languages(cfg)
     if cfg.batch_size < 1:
         raise ValueError("data.batch_size must be at least 1.")
     if not 0.0 <= cfg.prompt.persona_probability <= 1.0:
@@ -224,6 +234,26 @@ def check_config(cfg: DataConfig) -> None:
     check_tiers(cfg.tiers)
     check_template(cfg.prompt.template)
     check_checkers(cfg.checkers)
+
+
+def check_languages(cfg: DataConfig) -> None:
+    """Raise ValueError naming the language setting (`data.language`, `data.time_factors`,
+    `data.validate_languages`) to fix."""
+    choices = ", ".join(LANGUAGES)
+    if cfg.language not in LANGUAGES:
+        raise ValueError(f"data.language={cfg.language!r}: use one of {choices}.")
+    for language, factor in cfg.time_factors.items():
+        if language not in LANGUAGES:
+            raise ValueError(f"data.time_factors.{language}: unknown language; use {choices}.")
+        if not factor > 0:
+            raise ValueError(f"data.time_factors.{language} must be > 0, got {factor}.")
+    if not cfg.validate_languages:
+        raise ValueError(f"data.validate_languages is empty: list one or more of {choices}.")
+    for language in cfg.validate_languages:
+        if language not in LANGUAGES:
+            raise ValueError(
+                f"data.validate_languages: unknown language {language!r}; use {choices}."
+            )
 
 
 def check_checkers(cfg: CheckersConfig) -> None:

@@ -6,6 +6,10 @@ import hashlib
 
 from codefu_data.config import PromptConfig
 
+# How the prompts name each judge language (`data.language`). The instructions name C++;
+# for another language that name is replaced by the language's.
+LANGUAGE_NAMES = {"cpp": "C++", "python": "Python 3"}
+
 
 def format_time_limit(seconds: float) -> str:
     """1.0 → '1 second', 2.5 → '2.5 seconds'."""
@@ -26,11 +30,14 @@ def _unit(seed: int, name: str, salt: str) -> float:
     return int.from_bytes(digest[:8], "big") / 2**64
 
 
-def choose_instruction(cfg: PromptConfig, name: str) -> str:
-    """The instruction for problem `name`: deterministic, optionally with a persona prefix."""
+def choose_instruction(cfg: PromptConfig, name: str, language: str = "cpp") -> str:
+    """The instruction for problem `name`: deterministic, optionally with a persona prefix,
+    asking for `language` (its `LANGUAGE_NAMES` name in place of "C++")."""
     instruction = cfg.instructions[
         int(_unit(cfg.seed, name, "instruction") * len(cfg.instructions))
     ]
+    if language != "cpp":
+        instruction = instruction.replace(LANGUAGE_NAMES["cpp"], LANGUAGE_NAMES[language])
     if cfg.personas and _unit(cfg.seed, name, "persona?") < cfg.persona_probability:
         persona = cfg.personas[int(_unit(cfg.seed, name, "persona") * len(cfg.personas))]
         instruction = f"{persona}, {instruction[:1].lower()}{instruction[1:]}"
@@ -38,11 +45,18 @@ def choose_instruction(cfg: PromptConfig, name: str) -> str:
 
 
 def build_messages(
-    cfg: PromptConfig, *, name: str, description: str, time_limit_seconds: float, memory_bytes: int
+    cfg: PromptConfig,
+    *,
+    name: str,
+    description: str,
+    time_limit_seconds: float,
+    memory_bytes: int,
+    language: str = "cpp",
 ) -> list[dict[str, str]]:
-    """Chat messages (`[{"content", "role"}]`, the key order of the processed schema)."""
+    """Chat messages (`[{"content", "role"}]`, the key order of the processed schema) asking
+    for an answer in `language` (`data.language`)."""
     content = cfg.template.format(
-        instruction=choose_instruction(cfg, name),
+        instruction=choose_instruction(cfg, name, language),
         description=description.strip(),
         time_limit=format_time_limit(time_limit_seconds),
         memory_limit=format_memory_limit(memory_bytes),

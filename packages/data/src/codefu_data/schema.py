@@ -62,6 +62,9 @@ VALIDATION_COLUMNS = ("solutions",)
 
 CODEFORCES_SOURCE = 2  # CodeContests `source` enum: 2 = Codeforces
 CPP_LANGUAGE = 2  # CodeContests solution `language` enum: 2 = C++
+PYTHON3_LANGUAGE = 3  # 3 = PYTHON3 (1 is Python 2, which the judge does not run)
+# Judge language → its CodeContests solution `language` code.
+SOLUTION_LANGUAGES = {"cpp": CPP_LANGUAGE, "python": PYTHON3_LANGUAGE}
 
 OUT_TESTS_TYPE = TESTS_TYPE
 # How the statement relaxes the comparison (codefu_sandbox.rules.JudgingRules).

@@ -1,5 +1,6 @@
-"""The C++ programs CodeContests ships for a problem: accepted (`solutions`) and rejected
-(`incorrect_solutions`), read from the raw source by problem name.
+"""The programs CodeContests ships for a problem: accepted (`solutions`) and rejected
+(`incorrect_solutions`), per judge language (`programs`), and a problem's C++ ones read from
+the raw source by problem name (`cpp_solutions`).
 
 Prepared parquet files carry prompts and tests only; a consumer that needs programs (the CPU
 rehearsal's warm start) reads them here, through the same reader `prepare` uses.
@@ -12,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from codefu_data.reader import resolve_source
-from codefu_data.schema import CPP_LANGUAGE
+from codefu_data.schema import SOLUTION_LANGUAGES
 
 SOLUTION_COLUMNS = ("name", "solutions", "incorrect_solutions")
 
@@ -25,13 +26,15 @@ class CppSolutions:
     rejected: list[str] = field(default_factory=list)
 
 
-def cpp_programs(solutions: dict[str, Any] | None) -> list[str]:
-    """The C++ programs of a raw `solutions`/`incorrect_solutions` struct, in order."""
+def programs(solutions: dict[str, Any] | None, language: str = "cpp") -> list[str]:
+    """The programs in judge language `language` ("cpp": CodeContests' C++, "python": its
+    PYTHON3) of a raw `solutions`/`incorrect_solutions` struct, in order."""
     if not solutions:
         return []
+    code_of = SOLUTION_LANGUAGES[language]
     langs = solutions.get("language") or []
     codes = solutions.get("solution") or []
-    return [code for lang, code in zip(langs, codes, strict=False) if lang == CPP_LANGUAGE and code]
+    return [code for lang, code in zip(langs, codes, strict=False) if lang == code_of and code]
 
 
 def cpp_solutions(source: str, names: Collection[str]) -> dict[str, CppSolutions]:
@@ -50,6 +53,6 @@ def cpp_solutions(source: str, names: Collection[str]) -> dict[str, CppSolutions
             name = row["name"]
             if name in wanted and name not in out:
                 out[name] = CppSolutions(
-                    cpp_programs(row["solutions"]), cpp_programs(row["incorrect_solutions"])
+                    programs(row["solutions"]), programs(row["incorrect_solutions"])
                 )
     return out

@@ -1,8 +1,10 @@
-"""Optional validation of a problem's tests with the dataset's accepted C++ solutions.
+"""Optional validation of a problem's tests with the dataset's accepted solutions.
 
-Each kept problem's first `validate_max_solutions` accepted C++ solutions run on all its
-public and private tests through codefu_sandbox's Judge (checker `validate_checker`).
-The decision (`decide`) is a pure function of the verdicts:
+Each kept problem's first `validate_max_solutions` accepted solutions in each language of
+`validate_languages` (CodeContests: C++, and PYTHON3 where it has them) run on all its
+public and private tests through codefu_sandbox's Judge (checker `validate_checker`, the
+time limit times `time_factors` per language). The decision (`decide`) is a pure function
+of the verdicts of all of them together:
 
 - no solution compiles, or more than `validate_max_dropped_fraction` of the tests (or all
   of them) are passed by no solution → drop the problem (`accepted_solutions_fail`);
@@ -12,18 +14,21 @@ The decision (`decide`) is a pure function of the verdicts:
 - the judge reports an internal error → drop (`validation_judge_error`), never a guess;
 - otherwise drop the individual tests no accepted solution passes.
 
-Problems without any C++ solution are kept unvalidated and counted. Verdicts depend on
-timing (TLE), so validated output is only as reproducible as the judge's timings.
+Problems without an accepted solution in those languages are kept unvalidated and counted.
+Per language, the stats say what that language's solutions alone would decide (problems,
+kept, dropped by reason): how many problems a Python answer can pass, say. Verdicts depend
+on timing (TLE), so validated output is only as reproducible as the judge's timings.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from codefu_data.config import DataConfig
-from codefu_data.solutions import cpp_programs
+from codefu_data.solutions import programs
 from codefu_sandbox import CheckerConfig, Judge, Limits, Submission, TestCase, Verdict
 
 ACCEPTED_SOLUTIONS_FAIL = "accepted_solutions_fail"
@@ -62,19 +67,39 @@ def decide(
 
 
 @dataclass
+class LanguageStats:
+    """One language's accepted solutions: the problems that have some, what those alone
+    would decide (kept, or dropped by reason), and how many ran."""
+
+    problems: int = 0
+    kept: int = 0
+    dropped: Counter[str] = field(default_factory=Counter)
+    solutions_run: int = 0
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "problems": self.problems,
+            "kept": self.kept,
+            "dropped": dict(sorted(self.dropped.items())),
+            "solutions_run": self.solutions_run,
+        }
+
+
+@dataclass
 class ValidationStats:
     problems_validated: int = 0
-    problems_without_cpp_solution: int = 0
+    problems_without_solution: int = 0
     tests_dropped: int = 0
     solutions_run: int = 0
-    extra: dict[str, int] = field(default_factory=dict)
+    languages: dict[str, LanguageStats] = field(default_factory=dict)
 
-    def as_dict(self) -> dict[str, int]:
+    def as_dict(self) -> dict[str, Any]:
         return {
             "problems_validated": self.problems_validated,
-            "problems_without_cpp_solution": self.problems_without_cpp_solution,
+            "problems_without_solution": self.problems_without_solution,
             "tests_dropped": self.tests_dropped,
             "solutions_run": self.solutions_run,
+            "languages": {name: stats.as_dict() for name, stats in self.languages.items()},
         }
 
 
@@ -95,50 +120,86 @@ class Validator:
 
     def __init__(self, cfg: DataConfig) -> None:
         self.cfg = cfg
-        self.judge = Judge()
-        self.stats = ValidationStats()
+        self.judge = Judge(time_factors=cfg.time_factors)
+        self.stats = ValidationStats(
+            languages={language: LanguageStats() for language in cfg.validate_languages}
+        )
 
-    def cpp_solutions(self, solutions: dict[str, Any] | None) -> list[str]:
-        return cpp_programs(solutions)[: self.cfg.validate_max_solutions]
+    def solutions(self, solutions: dict[str, Any] | None, language: str) -> list[str]:
+        """The accepted programs of `language` that validation runs."""
+        return programs(solutions, language)[: self.cfg.validate_max_solutions]
 
     def run(self, candidates: Sequence[Candidate]) -> list[Decision | None]:
-        """A decision per candidate; None for a problem with no C++ solution (kept as is)."""
+        """A decision per candidate; None for a problem with no accepted solution in the
+        validated languages (kept as is)."""
         submissions = []
-        owners: list[int] = []
-        per_problem: list[list[str]] = []
+        owners: list[tuple[int, str]] = []
         for i, cand in enumerate(candidates):
-            sources = self.cpp_solutions(cand.solutions)
-            per_problem.append(sources)
             tests = [TestCase(input=a, output=b) for a, b in cand.tests]
             limits = Limits(time_seconds=cand.time_seconds, memory_bytes=cand.memory_bytes)
-            for src in sources:
-                submissions.append(
-                    Submission(
-                        source=src,
-                        tests=tests,
-                        limits=limits,
-                        checker=cand.checker,
+            for language in self.cfg.validate_languages:
+                for src in self.solutions(cand.solutions, language):
+                    submissions.append(
+                        Submission(
+                            source=src,
+                            tests=tests,
+                            limits=limits,
+                            checker=cand.checker,
+                            language=language,
+                        )
                     )
-                )
-                owners.append(i)
+                    owners.append((i, language))
         workers = self.cfg.validate_workers or None
         reports = self.judge.judge_many(submissions, max_workers=workers) if submissions else []
         self.stats.solutions_run += len(submissions)
-        verdicts: list[list[list[str] | None]] = [[] for _ in candidates]
-        for owner, report in zip(owners, reports, strict=True):
-            if not report.compile.ok:
-                verdicts[owner].append(None)
-            else:
-                verdicts[owner].append([str(t.verdict) for t in report.tests])
+        runs: list[dict[str, list[list[str] | None]]] = [{} for _ in candidates]
+        for (owner, language), report in zip(owners, reports, strict=True):
+            verdicts = [str(t.verdict) for t in report.tests] if report.compile.ok else None
+            runs[owner].setdefault(language, []).append(verdicts)
+            self.stats.languages[language].solutions_run += 1
         decisions: list[Decision | None] = []
-        for cand, sources, runs in zip(candidates, per_problem, verdicts, strict=True):
-            if not sources:
-                self.stats.problems_without_cpp_solution += 1
+        limit = self.cfg.validate_max_dropped_fraction
+        for cand, by_language in zip(candidates, runs, strict=True):
+            if not by_language:
+                self.stats.problems_without_solution += 1
                 decisions.append(None)
                 continue
+            for language, language_runs in by_language.items():
+                alone = decide(language_runs, len(cand.tests), limit)
+                stats = self.stats.languages[language]
+                stats.problems += 1
+                if alone.reason is None:
+                    stats.kept += 1
+                else:
+                    stats.dropped[alone.reason] += 1
             self.stats.problems_validated += 1
-            d = decide(runs, len(cand.tests), self.cfg.validate_max_dropped_fraction)
+            every = [run for language_runs in by_language.values() for run in language_runs]
+            d = decide(every, len(cand.tests), limit)
             if d.reason is None:
                 self.stats.tests_dropped += len(cand.tests) - len(d.kept_tests)
             decisions.append(d)
         return decisions
+
+
+def language_table(validation: dict[str, Any]) -> str:
+    """The manifest's validation per language as a console table: problems with accepted
+    solutions in the language, kept and dropped (by reason) by those alone."""
+    languages: dict[str, dict[str, Any]] = validation.get("languages") or {}
+    reasons = sorted({r for stats in languages.values() for r in stats["dropped"]})
+    header = ["language", "problems", "kept", "dropped", *reasons, "solutions run"]
+    rows = [
+        [
+            name,
+            str(stats["problems"]),
+            str(stats["kept"]),
+            str(sum(stats["dropped"].values())),
+            *(str(stats["dropped"].get(r, 0)) for r in reasons),
+            str(stats["solutions_run"]),
+        ]
+        for name, stats in languages.items()
+    ]
+    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(header)]
+    lines = ["  ".join(h.ljust(w) for h, w in zip(header, widths, strict=True))]
+    lines.append("  ".join("-" * w for w in widths))
+    lines += ["  ".join(v.ljust(w) for v, w in zip(r, widths, strict=True)) for r in rows]
+    return "\n".join(lines)

@@ -19,9 +19,16 @@ from codefu_trainer.evaluation.summary import format_table, rating_bucket, summa
 
 
 def _record(
-    problem: str, sample: int, verdict: str, *, tier: str = "easy", rating: int = 800
+    problem: str,
+    sample: int,
+    verdict: str,
+    *,
+    tier: str = "easy",
+    rating: int = 800,
+    language: str = "cpp",
 ) -> dict:
     scores = {"AC": 1.0, "WA": 0.25, "CE": -0.5, "NO_CODE": -1.0, "DEADLINE": 0.0}
+    scores["LANGUAGE"] = -1.0
     return {
         "problem": problem,
         "sample": sample,
@@ -30,7 +37,8 @@ def _record(
         "verdict": verdict,
         "score": scores[verdict],
         "correct": verdict == "AC",
-        "has_code": int(verdict != "NO_CODE"),
+        "has_code": int(verdict not in ("NO_CODE", "LANGUAGE")),
+        "language": "" if verdict == "NO_CODE" else language,
         "judge_failure": int(verdict == "DEADLINE"),
         "response_tokens": 10 * (sample + 1),
     }
@@ -80,12 +88,54 @@ def test_summary_statistics_by_tier_and_rating() -> None:
     json.dumps(s)  # summary.json is plain JSON
 
 
-def _evaluation(tmp_path: Path, name: str, verdicts: dict[str, list[str]]) -> Path:
+def test_pass_at_k_and_the_verdict_mix_per_language() -> None:
+    # Problem a: C++ AC, Python AC, Python WA, no code; b: C++ WA, Python refused by the run.
+    records = [
+        _record("a", 0, "AC"),
+        _record("a", 1, "AC", language="python"),
+        _record("a", 2, "WA", language="python"),
+        _record("a", 3, "NO_CODE"),
+        _record("b", 0, "WA"),
+        _record("b", 1, "LANGUAGE", language="python"),
+        _record("b", 2, "CE"),
+        _record("b", 3, "CE", language="python"),
+    ]
+    s = summarize(records, [1, 2], 4, "transformers-cpu", {})
+    by = s["by_language"]
+    assert list(by) == ["cpp", "none", "python"]
+    assert [by[lang]["samples"] for lang in by] == [3, 1, 4]
+    assert by["python"]["verdicts"] == {"AC": 1, "CE": 1, "LANGUAGE": 1, "WA": 1}
+    assert by["cpp"]["verdicts"] == {"AC": 1, "CE": 1, "WA": 1}
+    # pass@k per language: over each problem's 4 samples, correct only in that language.
+    for k in (1, 2):
+        assert by["python"]["pass@k"][str(k)] == pytest.approx(pass_at_k(4, 1, k) / 2)
+        assert by["cpp"]["pass@k"][str(k)] == pytest.approx(pass_at_k(4, 1, k) / 2)
+        assert by["none"]["pass@k"][str(k)] == 0.0
+    assert by["python"]["problems"] == 2 and by["python"]["code_rate"] == pytest.approx(3 / 4)
+    assert by["python"]["compile_rate"] == pytest.approx(2 / 4)
+    table = format_table(s)
+    assert "language python" in table and "language cpp" in table
+    assert "verdicts python: AC 1 (25%), CE 1 (25%), LANGUAGE 1 (25%), WA 1 (25%)" in table
+    # One language: the table has its row and no per-language verdict lines.
+    single = format_table(summarize(_records({"a": ["AC", "WA"]}), [1], 2, "x", {}))
+    assert "language cpp" in single and "verdicts cpp" not in single
+
+
+def _evaluation(
+    tmp_path: Path,
+    name: str,
+    verdicts: dict[str, list[str]],
+    language: str = "cpp",
+    settings: dict[str, object] | None = None,
+) -> Path:
     out = tmp_path / name
     open_store(out, {"model.path": name, "eval.samples": 4})
-    records = _records(verdicts)
+    records = [
+        _record(p, j, v, language=language) for p, vs in verdicts.items() for j, v in enumerate(vs)
+    ]
     append_samples(out, records)
-    summary = summarize(records, [1, 4], 4, "transformers-cpu", {"model.path": name})
+    settings = {"model.path": name, **(settings or {})}
+    summary = summarize(records, [1, 4], 4, "transformers-cpu", settings)
     (out / SUMMARY_FILE).write_text(json.dumps(summary))
     return out
 
@@ -109,6 +159,31 @@ def test_compare_measures_a_paired_improvement(tmp_path: Path) -> None:
     assert "B beats A on pass@1" in text and "mean_score" in text
     again = compare(load_evaluation(base), load_evaluation(trained), resamples=2000, seed=1)
     assert again == result  # seeded
+
+
+def test_a_cpp_and_a_python_run_of_one_model_compare(tmp_path: Path) -> None:
+    problems = [f"p{i}" for i in range(10)]
+    cpp = _evaluation(
+        tmp_path,
+        "cpp",
+        {p: ["AC", "AC", "WA", "CE"] for p in problems},
+        settings={"reward.languages": ["cpp"], "data.easy/test.parquet": "c0ffee"},
+    )
+    python = _evaluation(
+        tmp_path,
+        "python",
+        {p: ["AC", "WA", "WA", "WA"] for p in problems},
+        language="python",
+        settings={"reward.languages": ["python"], "data.easy/test.parquet": "beef00"},
+    )
+    result = compare(load_evaluation(cpp), load_evaluation(python), resamples=500)
+    assert result["metrics"]["pass@1"]["a"] == pytest.approx(0.5)
+    assert result["metrics"]["pass@1"]["b"] == pytest.approx(0.25)
+    assert result["setting_differences"]["reward.languages"] == [["cpp"], ["python"]]
+    text = format_comparison(result)
+    assert "A beats B on pass@1" in text and "note: reward.languages differs" in text
+    summary = json.loads((python / SUMMARY_FILE).read_text())
+    assert list(summary["by_language"]) == ["python"]
 
 
 def test_equal_evaluations_show_no_difference(tmp_path: Path) -> None:

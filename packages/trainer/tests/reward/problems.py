@@ -12,6 +12,9 @@ DIFF_PROGRAM = (  # wrong except when b == 0
     "#include <bits/stdc++.h>\n"
     "int main() { long long a, b; std::cin >> a >> b; std::cout << a - b << '\\n'; }\n"
 )
+PY_SUM_PROGRAM = "a, b = map(int, input().split())\nprint(a + b)\n"
+# Burns 0.4 s of CPU (measured by the process itself), then prints a + b.
+PY_BURN_PROGRAM = "import time\nwhile time.process_time() < 0.4:\n    pass\n" + PY_SUM_PROGRAM
 COMPILE_ERROR_PROGRAM = "#include <bits/stdc++.h>\nint main() { this is not c++ }\n"
 SLEEP_PROGRAM = (
     "#include <bits/stdc++.h>\n#include <unistd.h>\nint main() { for (;;) sleep(1000); }\n"

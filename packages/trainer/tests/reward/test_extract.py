@@ -9,9 +9,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from codefu_trainer.reward.extract import extract_code, fenced_blocks
+from codefu_trainer.reward.extract import Answer, extract_answer, extract_code, fenced_blocks
 
 PROGRAM = '#include <bits/stdc++.h>\nint main() {\n    std::puts("hi");\n}'
+PY = "import sys\nn = int(sys.stdin.readline())\nprint(n * 2)"
+BOTH = ("cpp", "python")
 
 
 @pytest.mark.parametrize("tag", ["cpp", "c++", "cc", "cxx", "C++", "CPP", "cpp17x"[:3]])
@@ -106,6 +108,70 @@ def test_longer_fence_can_contain_shorter() -> None:
     assert fenced_blocks(f"````cpp\n{body}\n````")[0].body == body
 
 
+# Languages ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("tag", ["python", "py", "python3", "Python", "PY", "Python3"])
+def test_python_tags_name_python(tag: str) -> None:
+    text = f"Here:\n```{tag}\n{PY}\n```\nDone."
+    assert extract_answer(text, BOTH) == Answer(PY, "python")
+    assert extract_answer(text, ("python",)) == Answer(PY, "python")
+
+
+@pytest.mark.parametrize("tag", ["cpp", "c++", "cc", "cxx"])
+def test_cpp_tags_name_cpp_in_any_run(tag: str) -> None:
+    text = f"```{tag}\n{PROGRAM}\n```"
+    assert extract_answer(text) == Answer(PROGRAM, "cpp")
+    assert extract_answer(text, ("python", "cpp")) == Answer(PROGRAM, "cpp")
+
+
+def test_the_last_block_in_an_accepted_language_wins() -> None:
+    text = f"```cpp\n{PROGRAM}\n```\nOr in Python:\n```python\n{PY}\n```"
+    assert extract_answer(text, BOTH) == Answer(PY, "python")
+    # A C++-only run keeps its C++ answer: a later Python block changes nothing.
+    assert extract_answer(text) == Answer(PROGRAM, "cpp")
+    assert extract_code(text) == PROGRAM
+    assert extract_answer(text, ("python",)) == Answer(PY, "python")
+
+
+def test_a_block_only_in_a_refused_language_is_returned_with_it() -> None:
+    text = f"Solution:\n```python\n{PY}\n```"
+    assert extract_answer(text) == Answer(PY, "python")  # the reward refuses it: LANGUAGE
+    assert extract_code(text) is None
+    assert extract_answer(f"```cpp\n{PROGRAM}\n```", ("python",)) == Answer(PROGRAM, "cpp")
+
+
+def test_untagged_program_in_the_first_language_beats_a_refused_block() -> None:
+    text = f"```python\n{PY}\n```\n```\n{PROGRAM}\n```"
+    assert extract_answer(text) == Answer(PROGRAM, "cpp")
+
+
+def test_code_tag_is_in_the_first_language_unless_its_fence_names_one() -> None:
+    assert extract_answer(f"<code>\n{PY}\n</code>", ("python",)) == Answer(PY, "python")
+    assert extract_answer(f"<code>\n{PY}\n</code>", ("python", "cpp")) == Answer(PY, "python")
+    assert extract_answer(f"<code>\n{PROGRAM}\n</code>", BOTH) == Answer(PROGRAM, "cpp")
+    fenced = f"<code>\n```python\n{PY}\n```\n</code>"
+    assert extract_answer(fenced, BOTH) == Answer(PY, "python")
+    assert extract_answer(fenced) == Answer(PY, "python")  # refused by a C++-only run
+    untagged = f"<code>\n```\n{PY}\n```\n</code>"
+    assert extract_answer(untagged, ("python",)) == Answer(PY, "python")
+    assert extract_answer(untagged) == Answer(PY, "cpp")  # C++ as always (a compile error)
+
+
+def test_untagged_fence_in_a_python_run_must_read_or_write() -> None:
+    assert extract_answer(f"```\n{PY}\n```", ("python",)) == Answer(PY, "python")
+    assert extract_answer("```\n3\n1 2 3\n```", ("python",)) is None
+    for body in ("a = input()\nx = 1", "import sys\nsys.stdout.write('1')", "d = open(0).read()"):
+        assert extract_answer(f"```\n{body}\n```", ("python",)) == Answer(body, "python")
+    # The run's first language decides: C++ first wants main(, whatever else it accepts.
+    assert extract_answer(f"```\n{PY}\n```", BOTH) is None
+
+
+def test_no_languages_is_an_error() -> None:
+    with pytest.raises(ValueError, match="languages is empty"):
+        extract_answer("```cpp\nint main(){}\n```", ())
+
+
 # Properties ---------------------------------------------------------------------------
 
 _SAFE = string.ascii_letters + string.digits + " \t\n;{}()+-*/=#\"'.,:"
@@ -144,3 +210,19 @@ def test_property_reasoning_never_leaks(draft: str, final: str, talk: str) -> No
 def test_property_total_and_from_input(text: str) -> None:
     code = extract_code(text)
     assert code is None or (code.strip() != "" and (code in text or code in html.unescape(text)))
+
+
+@settings(max_examples=150, deadline=None)
+@given(before=prose, cpp=code_body, python=code_body, python_first=st.booleans())
+def test_property_python_blocks_never_change_a_cpp_only_answer(
+    before: str, cpp: str, python: str, python_first: bool
+) -> None:
+    cpp_block = f"```cpp\n{cpp}\n```\n"
+    py_block = f"```python\n{python}\n```\n"
+    blocks = py_block + cpp_block if python_first else cpp_block + py_block
+    expected = cpp.strip("\n").rstrip()
+    assert extract_answer(f"{before}\n{blocks}") == Answer(expected, "cpp")
+    both = extract_answer(f"{before}\n{blocks}", BOTH)
+    assert both == (
+        Answer(expected, "cpp") if python_first else Answer(python.strip("\n").rstrip(), "python")
+    )

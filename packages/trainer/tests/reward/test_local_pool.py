@@ -17,6 +17,8 @@ from ..conftest import own_ray_cluster
 from .problems import (
     COMPILE_ERROR_PROGRAM,
     DIFF_PROGRAM,
+    PY_BURN_PROGRAM,
+    PY_SUM_PROGRAM,
     SLOW_SUM_PROGRAM,
     SPIN_PROGRAM,
     SUM_PROGRAM,
@@ -130,3 +132,34 @@ def test_a_job_past_its_deadline_fails_and_the_pool_goes_on(cache: Path) -> None
         assert service.stats()["deadlines"] == 1
     finally:
         service.close()
+
+
+def test_python_answers_are_judged_as_python_and_shared_per_language(cache: Path) -> None:
+    truth = sum_ground_truth(name="sum-py", n_private=3, seconds=0.5)
+    config = RewardConfig(
+        languages=["cpp", "python"],
+        # 0.4 s of CPU per test against 0.5 s x 0.5: the factor reaches the workers' judge.
+        time_factors={"python": 0.5},
+        worker=WorkerConfig(cache_dir=str(cache), num_workers=1),
+    )
+    responses = [
+        respond(PY_SUM_PROGRAM, "python"),
+        respond(PY_SUM_PROGRAM, "py"),  # the same (language, source): judged once
+        respond(PY_SUM_PROGRAM, "cpp"),  # the same source as C++: its own job, a CE
+        respond(PY_BURN_PROGRAM, "python3"),
+        "```java\nclass A {}\n```",  # no language the judge knows: no code
+    ]
+    service = RewardService(config, local=True)
+    try:
+        results = service.score(responses, [truth] * len(responses))
+        stats = service.stats()
+    finally:
+        service.close()
+    assert [(r["verdict"], r["language"], r["score"]) for r in results] == [
+        ("AC", "python", 1.0),
+        ("AC", "python", 1.0),
+        ("CE", "cpp", -0.5),
+        ("TLE", "python", 0.0),
+        ("NO_CODE", "", -1.0),
+    ]
+    assert (stats["jobs"], stats["shared"]) == (3, 1)

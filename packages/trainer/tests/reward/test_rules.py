@@ -66,7 +66,8 @@ def test_every_verdict_every_mode(mode: RewardMode, verdict: str) -> None:
 
 @pytest.mark.parametrize("failure", ["DEADLINE", "WORKER_LOST", "JUDGE_ERROR"])
 def test_failures_are_judge_failures(failure: str) -> None:
-    res = score_report(None, RewardConfig(judge_failure_score=0.0), failure=failure).to_dict()
+    cfg = RewardConfig(judge_failure_score=0.0, languages=["cpp", "python"])
+    res = score_report(None, cfg, failure=failure, language="python").to_dict()
     assert res == {
         "score": 0.0,
         "verdict": failure,
@@ -76,6 +77,7 @@ def test_failures_are_judge_failures(failure: str) -> None:
         "run_seconds": 0.0,
         "judge_failure": 1,
         "has_code": 1,
+        "language": "python",
     }
 
 
@@ -94,6 +96,28 @@ def test_no_code_keys() -> None:
     assert (res["verdict"], res["has_code"], res["judge_failure"]) == ("NO_CODE", 0, 0)
 
 
+@pytest.mark.parametrize("languages", [["cpp"], ["python"]])
+def test_a_language_the_run_does_not_accept_gets_the_no_code_reward(languages: list[str]) -> None:
+    cfg = RewardConfig(languages=languages, no_code_score=-0.75)
+    other = "python" if languages == ["cpp"] else "cpp"
+    # Even a report that passed: code in a refused language is never judged nor rewarded.
+    res = score_report(summary("AC", 4, 4), cfg, language=other).to_dict()
+    assert tuple(res) == RESULT_KEYS
+    assert (res["score"], res["verdict"], res["has_code"], res["language"]) == (
+        -0.75,
+        "LANGUAGE",
+        0,
+        other,
+    )
+    assert (res["passed"], res["total"], res["judge_failure"]) == (0, 0, 0)
+    accepted = score_report(summary("AC", 4, 4), cfg, language=languages[0]).to_dict()
+    assert (accepted["score"], accepted["verdict"], accepted["language"]) == (
+        1.0,
+        "AC",
+        languages[0],
+    )
+
+
 def test_summary_dict_round_trip() -> None:
     s = summary("WA", 1, 2)
     assert score_report(s.to_dict(), RewardConfig()) == score_report(s, RewardConfig())
@@ -104,6 +128,16 @@ def test_bad_config_values_are_rejected() -> None:
         RewardConfig(power_exponent=0)
     with pytest.raises(ValueError):
         RewardConfig(mode="bogus")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match=r"reward\.languages is empty"):
+        RewardConfig(languages=[])
+    with pytest.raises(ValueError, match="unknown language 'java'"):
+        RewardConfig(languages=["cpp", "java"])
+    with pytest.raises(ValueError, match="twice"):
+        RewardConfig(languages=["cpp", "cpp"])
+    with pytest.raises(ValueError, match=r"reward\.time_factors: unknown language 'rust'"):
+        RewardConfig(time_factors={"rust": 2.0})
+    with pytest.raises(ValueError, match=r"reward\.time_factors\.python must be > 0"):
+        RewardConfig(time_factors={"python": 0.0})
 
 
 @given(

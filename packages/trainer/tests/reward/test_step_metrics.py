@@ -58,6 +58,23 @@ def test_known_batch() -> None:
     assert "judge/cpu_seconds" not in m  # no window: nothing the samples cannot tell
 
 
+def test_languages_and_refused_languages_are_counted() -> None:
+    both = RewardConfig(languages=["cpp", "python"])
+    summary = JudgeSummary("AC", ("AC",), 1, 1, 0.1, 0.1)
+    results = [
+        score_report(summary, both, language="python").to_dict(),
+        score_report(summary, both, language="cpp").to_dict(),
+        score_report(summary, CFG, language="python").to_dict(),  # C++-only run: refused
+        score_report(None, CFG, has_code=False).to_dict(),
+    ]
+    m = step_metrics(results)
+    assert m["judge/verdict/LANGUAGE"] == m["judge/verdict/NO_CODE"] == 1 / 4
+    assert m["judge/verdict/AC"] == 2 / 4
+    assert m["judge/language/python"] == 2 / 4 and m["judge/language/cpp"] == 1 / 4
+    assert m["judge/has_code"] == 2 / 4 and m["judge/compiled"] == 2 / 4
+    assert step_metrics([_judged("AC", 1, 1)])["judge/language/python"] == 0.0
+
+
 def test_every_verdict_is_always_reported() -> None:
     m = step_metrics([_judged("AC", 1, 1)])
     assert {f"judge/verdict/{v}" for v in REWARD_VERDICTS} <= set(m)

@@ -7,9 +7,15 @@ import pytest
 from codefu_sandbox import CheckerConfig
 from codefu_trainer.reward.config import RewardConfig
 from codefu_trainer.reward.rules import score_report
-from codefu_trainer.reward.worker import JudgeWorker
+from codefu_trainer.reward.worker import JudgeJob, JudgeWorker
 
-from .problems import COMPILE_ERROR_PROGRAM, DIFF_PROGRAM, SUM_PROGRAM
+from .problems import (
+    COMPILE_ERROR_PROGRAM,
+    DIFF_PROGRAM,
+    PY_BURN_PROGRAM,
+    PY_SUM_PROGRAM,
+    SUM_PROGRAM,
+)
 
 pytest.importorskip("codefu_sandbox")
 
@@ -34,10 +40,11 @@ def worker(tmp_path_factory: pytest.TempPathFactory) -> JudgeWorker:
     return JudgeWorker(str(tmp_path_factory.mktemp("cache")))
 
 
-def _judge(worker: JudgeWorker, source: str, n: int, **kw: bool) -> object:
+def _judge(worker: JudgeWorker, source: str, n: int, language: str = "cpp", **kw: bool) -> object:
     return worker.judge(
         source,
         _tests(n),
+        language=language,
         time_seconds=0.5,
         memory_bytes=256 << 20,
         checker=CheckerConfig("codecontests"),
@@ -89,3 +96,38 @@ def test_the_rewards_float_tolerance_reaches_the_checker(worker: JudgeWorker) ->
         verdicts.append(summary.verdict)
     assert verdicts == ["WA", "AC"]
     assert checker_params(RewardConfig(checker="tokens")) == {}
+
+
+def test_python_is_judged_as_python_under_its_time_factor(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    cache = str(tmp_path_factory.mktemp("py-cache"))
+    plain = JudgeWorker(cache)
+    ok = _judge(plain, PY_SUM_PROGRAM, 3, language="python")
+    assert (ok.verdict, ok.passed, ok.total) == ("AC", 3, 3)
+    # 0.4 s of CPU against a 0.5 s limit at factor 1 (AC), 0.25 s at factor 0.5 (TLE): the
+    # reward's factor reaches the judge, for Python only.
+    assert _judge(plain, PY_BURN_PROGRAM, 1, language="python").verdict == "AC"
+    halved = JudgeWorker(cache, time_factors={"python": 0.5})
+    assert _judge(halved, PY_BURN_PROGRAM, 1, language="python").verdict == "TLE"
+    assert _judge(halved, SUM_PROGRAM, 2).verdict == "AC"  # C++ keeps its factor
+
+
+def test_the_same_source_in_two_languages_is_two_jobs() -> None:
+    def job(language: str, source: str = "print(1)") -> JudgeJob:
+        return JudgeJob(
+            source=source,
+            tests=[],
+            time_seconds=1.0,
+            memory_bytes=1 << 28,
+            checker=CheckerConfig("codecontests"),
+            stop_on_first_failure=False,
+            deadline_seconds=10.0,
+            tests_key="t",
+            language=language,
+        )
+
+    assert job("python").identity() == job("python").identity()
+    assert job("python").identity() != job("cpp").identity()
+    assert job("python").submission_id() != job("cpp").submission_id()
+    assert job("python").judge_options()["language"] == "python"

@@ -116,6 +116,22 @@ def test_the_reward_judges_under_the_data_time_limit_scale() -> None:
         compose_run(CONF, ["data.time_limit_scale=0"], with_verl=False)
 
 
+def test_a_python_run_gives_the_reward_its_language_and_time_factors() -> None:
+    cpp = compose_run(CONF, [], with_verl=False).cfg
+    assert (cpp.data.language, cpp.reward.languages) == ("cpp", ["cpp"])
+    assert cpp.reward.time_factors == {"cpp": 1.0, "python": 1.0}
+    run = compose_run(
+        CONF,
+        ["data.language=python", "reward.languages=[python]", "data.time_factors.python=2"],
+        with_verl=False,
+    )
+    assert run.cfg.reward.time_factors == {"cpp": 1.0, "python": 2.0}
+    with pytest.raises(ConfigError, match=r"add it \(reward\.languages=\[cpp,python\]\)"):
+        compose_run(CONF, ["data.language=python"], with_verl=False)
+    with pytest.raises(ConfigError, match=r"set data\.time_factors"):
+        compose_run(CONF, ["reward.time_factors.python=3"], with_verl=False)
+
+
 def test_the_judge_resource_is_the_launchers(tmp_path: Path) -> None:
     """One name for judge hosts: the launcher's; the reward's default and a cluster with
     judge hosts use it, even where reward.worker.resource named another."""

@@ -102,6 +102,7 @@ def sample_record(unit: Unit, generated: Generated, result: Any) -> dict[str, An
         "total": result.total,
         "correct": result.verdict == str(Verdict.AC),
         "has_code": result.has_code,
+        "language": result.language,
         "judge_failure": result.judge_failure,
         "response_tokens": generated.tokens,
         "response": generated.text,
@@ -251,11 +252,13 @@ def _report(cfg: EvalConfig, outcome: EvalOutcome, tracking_dir: Path, log: Log)
 
 
 def mlflow_metrics(summary: dict[str, Any], prefix: str = "eval/") -> dict[str, float]:
-    """`eval/pass_at_<k>`, `eval/mean_score`, rates, verdict fractions; per tier and bucket too."""
+    """`eval/pass_at_<k>`, `eval/mean_score`, rates, verdict fractions; per tier, bucket and
+    language too."""
     metrics: dict[str, float] = {}
     groups = [("", summary)]
     groups += [(f"tier/{t}/", s) for t, s in summary["by_tier"].items()]
     groups += [(f"rating/{b}/", s) for b, s in summary["by_rating"].items()]
+    groups += [(f"language/{lang}/", s) for lang, s in summary.get("by_language", {}).items()]
     for name, s in groups:
         base = prefix + name
         for k, value in s["pass@k"].items():

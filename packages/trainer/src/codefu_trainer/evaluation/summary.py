@@ -3,7 +3,9 @@
 For all problems, each tier and each Codeforces rating bucket: unbiased pass@k, mean score
 (veRL's `test_score`: the mean reward over samples), the verdict mix, the compile rate (code
 that compiled, over all samples), the code rate (samples with extractable code), judge
-failures and the response length in tokens.
+failures and the response length in tokens. Per language of the samples' code (`cpp`,
+`python`; `none`: no code), the same over that language's samples, except pass@k: the
+chance that k of a problem's samples hold a correct answer in that language.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from codefu_trainer.evaluation.passk import mean_pass_at_k
 
 RATING_BUCKET = 200  # Codeforces rating points per bucket
 UNRATED = "unrated"
+NO_LANGUAGE = "none"  # the language group of samples without code
 # Judge verdicts of a program that compiled and ran (IE is the judge's failure, CE did not compile).
 COMPILED = frozenset(str(v) for v in Verdict) - {str(Verdict.CE), str(Verdict.IE)}
 
@@ -42,10 +45,15 @@ def correct_counts(records: Iterable[Mapping[str, Any]]) -> dict[str, tuple[int,
     return {p: (n, c) for p, (n, c) in counts.items()}
 
 
-def group_stats(records: Sequence[Mapping[str, Any]], ks: Sequence[int]) -> dict[str, Any]:
-    """The statistics of one group of samples."""
+def group_stats(
+    records: Sequence[Mapping[str, Any]],
+    ks: Sequence[int],
+    counts_for_pass: Mapping[str, tuple[int, int]] | None = None,
+) -> dict[str, Any]:
+    """The statistics of one group of samples (pass@k and problems from
+    `counts_for_pass`, problem → (samples, correct), when given)."""
     n = len(records)
-    counts = correct_counts(records).values()
+    counts = (correct_counts(records) if counts_for_pass is None else counts_for_pass).values()
     tokens = [int(r["response_tokens"]) for r in records]
     verdicts = Counter(str(r["verdict"]) for r in records)
     return {
@@ -64,6 +72,26 @@ def group_stats(records: Sequence[Mapping[str, Any]], ks: Sequence[int]) -> dict
     }
 
 
+def sample_language(record: Mapping[str, Any]) -> str:
+    """The language of a sample's code (`none` without code)."""
+    return str(record.get("language") or NO_LANGUAGE)
+
+
+def language_stats(records: Sequence[Mapping[str, Any]], ks: Sequence[int]) -> dict[str, Any]:
+    """Per language of the samples' code: `group_stats` of its samples, with pass@k over
+    every sample of each problem counting correct only the answers in that language."""
+    groups: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
+    for r in records:
+        groups[sample_language(r)].append(r)
+    out = {}
+    for language in sorted(groups):
+        in_language = [
+            {**r, "correct": bool(r["correct"]) and sample_language(r) == language} for r in records
+        ]
+        out[language] = group_stats(groups[language], ks, correct_counts(in_language))
+    return out
+
+
 def summarize(
     records: Sequence[Mapping[str, Any]],
     ks: Sequence[int],
@@ -71,8 +99,8 @@ def summarize(
     backend: str,
     settings: Mapping[str, Any],
 ) -> dict[str, Any]:
-    """summary.json: the overall statistics, `by_tier`, `by_rating`, the backend that
-    generated the samples and every setting of the evaluation (its identity)."""
+    """summary.json: the overall statistics, `by_tier`, `by_rating`, `by_language`, the
+    backend that generated the samples and every setting of the evaluation (its identity)."""
     tiers: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
     buckets: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
     for r in records:
@@ -85,6 +113,7 @@ def summarize(
         **group_stats(records, ks),
         "by_tier": {t: group_stats(rs, ks) for t, rs in tiers.items()},
         "by_rating": {b: group_stats(buckets[b], ks) for b in ordered},
+        "by_language": language_stats(records, ks),
         "settings": dict(settings),
     }
 
@@ -97,6 +126,8 @@ def format_table(summary: Mapping[str, Any]) -> str:
     rows = [("all", summary)]
     rows += [(f"tier {t}", s) for t, s in summary["by_tier"].items()]
     rows += [(f"rating {b}", s) for b, s in summary["by_rating"].items()]
+    by_language = summary.get("by_language") or {}
+    rows += [(f"language {language}", s) for language, s in by_language.items()]
     lines = [
         f"backend {summary['backend']}, {summary['samples_per_problem']} samples per problem",
         head,
@@ -111,6 +142,12 @@ def format_table(summary: Mapping[str, Any]) -> str:
     total = max(summary["samples"], 1)
     mix = ", ".join(f"{v} {c} ({c / total:.0%})" for v, c in summary["verdicts"].items())
     lines.append(f"verdicts: {mix}")
+    if len(by_language) > 1:
+        for language, s in by_language.items():
+            mix = ", ".join(
+                f"{v} {c} ({c / max(s['samples'], 1):.0%})" for v, c in s["verdicts"].items()
+            )
+            lines.append(f"verdicts {language}: {mix}")
     if summary["judge_failures"]:
         lines.append(
             f"judge failures: {summary['judge_failures']} samples were not judged to the end "

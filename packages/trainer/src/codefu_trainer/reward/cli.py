@@ -5,7 +5,9 @@
 
 A responses line: ``{"name": <problem name>, "response": <text>}`` (optionally ``"id"``).
 A scores line: the same id/name plus the reward keys (score, verdict, passed, total,
-compile_seconds, run_seconds, judge_failure, has_code) and the judging node/attempts.
+compile_seconds, run_seconds, judge_failure, has_code, language) and the judging
+node/attempts. The summary counts verdicts per language of the answers' code (``LANGUAGE``:
+a language the run does not accept, ``reward.languages``).
 Trailing ``KEY=VALUE`` arguments override reward settings (``mode=power``,
 ``worker.acquire_timeout_seconds=60``). Without ``--address`` or ``RAY_ADDRESS`` the
 responses are judged in local worker processes (same worker code, same verdicts, no Ray
@@ -108,12 +110,13 @@ def load_config(config_dir: str | None, reward: str, overrides: Sequence[str]) -
     return reward_config_from(OmegaConf.merge(base, OmegaConf.from_dotlist(list(overrides))))
 
 
-def _summary(verdicts: Counter[str], n: int, wall: float, failures: int) -> str:
-    lines = ["", f"{'verdict':<12}{'count':>8}{'share':>9}", "-" * 29]
-    for verdict, count in verdicts.most_common():
-        lines.append(f"{verdict:<12}{count:>8}{count / max(n, 1):>9.1%}")
+def _summary(verdicts: Counter[tuple[str, str]], n: int, wall: float, failures: int) -> str:
+    """The console table: verdict counts per language (``-``: no code), then totals."""
+    lines = ["", f"{'verdict':<12}{'language':<10}{'count':>8}{'share':>9}", "-" * 39]
+    for (verdict, language), count in verdicts.most_common():
+        lines.append(f"{verdict:<12}{language or '-':<10}{count:>8}{count / max(n, 1):>9.1%}")
     lines += [
-        "-" * 29,
+        "-" * 39,
         f"{'responses':<12}{n:>8}",
         f"{'judge fails':<12}{failures:>8}",
         f"{'wall s':<12}{wall:>8.2f}",
@@ -156,7 +159,7 @@ def score_command(args: argparse.Namespace) -> int:
             ray.shutdown()
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    verdicts: Counter[str] = Counter()
+    verdicts: Counter[tuple[str, str]] = Counter()
     failures = 0
     with out.open("w", encoding="utf-8") as f:
         for row, s in zip(rows, scored, strict=True):
@@ -166,7 +169,7 @@ def score_command(args: argparse.Namespace) -> int:
             record["node_id"] = s.outcome.node_id if s.outcome else ""
             record["attempts"] = s.outcome.attempts if s.outcome else 0
             f.write(json.dumps(record) + "\n")
-            verdicts[s.result.verdict] += 1
+            verdicts[s.result.verdict, s.result.language] += 1
             failures += s.result.judge_failure
     print(_summary(verdicts, len(rows), wall, failures))
     print(f"scores written to {out}")

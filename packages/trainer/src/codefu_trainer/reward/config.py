@@ -3,18 +3,23 @@
 Defaults follow CodeFu (docs/ARCHITECTURE.md, "Reward"): no extractable code −1, compile
 error −0.5, any test over the time limit 0, otherwise the fraction of private tests passed.
 Other modes: all-or-nothing, pass ratio to a power, and public tests counted with the
-private ones.
+private ones. ``languages`` lists the judge languages a run accepts (CodeFu: C++ only);
+an answer in another one gets the no-code reward with the verdict ``LANGUAGE``.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from omegaconf import OmegaConf
 
 from codefu_launcher.plan import JUDGE_RESOURCE
+from codefu_sandbox.executors import DEFAULT_TIME_FACTORS, LANGUAGES
+
+if TYPE_CHECKING:
+    from codefu_data.config import DataConfig
 
 __all__ = [
     "SCHEMA_NAME",
@@ -25,6 +30,7 @@ __all__ = [
     "WorkerConfig",
     "register_reward_schema",
     "reward_config_from",
+    "use_data_settings",
     "use_time_limit_scale",
 ]
 
@@ -124,6 +130,14 @@ class RewardConfig:
     # codefu-eval set it from there (`use_time_limit_scale`); set it here only for
     # `codefu-reward score`.
     time_limit_scale: float = 1.0
+    # The languages answers may come in ("cpp", "python"), the first the main one: a
+    # `<code>` block or an untagged fence is taken in it (reward.extract).
+    languages: list[str] = field(default_factory=lambda: ["cpp"])
+    # Per language, the factor on the (scaled) time limit, given to the judge
+    # (`Judge(time_factors=...)`; default: the judge's). The factors are data.time_factors,
+    # which data validation judges under too: codefu-train and codefu-eval set them from
+    # there (`use_data_settings`); set them here only for `codefu-reward score`.
+    time_factors: dict[str, float] = field(default_factory=lambda: dict(DEFAULT_TIME_FACTORS))
     default_time_limit_seconds: float = 2.0
     default_memory_limit_bytes: int = 256 * 1024 * 1024
     deadline: DeadlineConfig = field(default_factory=DeadlineConfig)
@@ -136,6 +150,9 @@ class RewardConfig:
             raise ValueError(f"reward.power_exponent must be > 0, got {self.power_exponent}")
         if self.time_limit_scale <= 0:
             raise ValueError(f"reward.time_limit_scale must be > 0, got {self.time_limit_scale}")
+        self.languages = list(self.languages)
+        self.time_factors = dict(self.time_factors)
+        _check_languages(self.languages, self.time_factors)
         if self.worker.max_retries < 0:
             raise ValueError("reward.worker.max_retries must be >= 0")
         if not 0.0 <= self.worker.audit_share <= 1.0:
@@ -147,6 +164,24 @@ class RewardConfig:
                 "reward.failure_alert.max_rate must be within [0, 1], got "
                 f"{self.failure_alert.max_rate}"
             )
+
+
+def _check_languages(languages: list[str], time_factors: dict[str, float]) -> None:
+    """ValueError naming the ``reward.languages``/``reward.time_factors`` setting to fix."""
+    if not languages:
+        raise ValueError(f"reward.languages is empty: list one or more of {', '.join(LANGUAGES)}")
+    for where, names in (("languages", languages), ("time_factors", list(time_factors))):
+        unknown = [name for name in names if name not in LANGUAGES]
+        if unknown:
+            raise ValueError(
+                f"reward.{where}: unknown language {unknown[0]!r}: the judge takes "
+                f"{', '.join(LANGUAGES)}"
+            )
+    if len(set(languages)) != len(languages):
+        raise ValueError(f"reward.languages lists a language twice: {languages}")
+    for language, factor in time_factors.items():
+        if not factor > 0:
+            raise ValueError(f"reward.time_factors.{language} must be > 0, got {factor}")
 
 
 def register_reward_schema() -> None:
@@ -171,6 +206,29 @@ def use_time_limit_scale(config: RewardConfig, scale: float) -> None:
             "(data validation judges under it too)"
         )
     config.time_limit_scale = scale
+
+
+def use_data_settings(config: RewardConfig, data: DataConfig) -> None:
+    """Judge under the data settings that data validation judges under too:
+    ``data.time_limit_scale`` (``use_time_limit_scale``) and ``data.time_factors``.
+    ValueError when ``reward.time_factors`` was set to other factors (set
+    ``data.time_factors``), or when ``reward.languages`` lacks ``data.language``, the
+    language the prompts ask for."""
+    use_time_limit_scale(config, data.time_limit_scale)
+    if data.language not in config.languages:
+        raise ValueError(
+            f"data.language={data.language} but reward.languages={config.languages}: the "
+            f"prompts ask for answers the reward refuses; add it "
+            f"(reward.languages=[{','.join([*config.languages, data.language])}])"
+        )
+    factors = dict(data.time_factors)
+    if config.time_factors not in (DEFAULT_TIME_FACTORS, factors):
+        raise ValueError(
+            f"reward.time_factors={config.time_factors} but data.time_factors={factors}: set "
+            "data.time_factors, the one setting (data validation judges under it too)"
+        )
+    _check_languages(config.languages, factors)
+    config.time_factors = factors
 
 
 def reward_config_from(cfg: Any) -> RewardConfig:

@@ -1,18 +1,25 @@
-"""Extract the C++ answer from a model response.
+"""Extract the answer, and its language, from a model response.
 
-Rules, in order:
+Rules, in order (``languages``: what the run accepts, in order; the first is its main one):
 
 1. Reasoning is not an answer. When the response has a ``</think>`` tag, only the text
    after the last one is searched. When it opens ``<think>`` and never closes it (a
    generation cut off while reasoning), the reasoning is dropped and only the text before
    ``<think>`` is searched, which usually means there is no code.
 2. The last ``<code>…</code>`` block wins (an unterminated ``<code>`` runs to the end).
-   Inside it, the last fenced block; with no fence, its whole content.
-3. Else the last fenced block tagged ``cpp``, ``c++``, ``cc`` or ``cxx`` (any case). A
+   Inside it, the last fenced block; with no fence, its whole content. Its language is the
+   fence's tag when that names one (``TAGS``), else the run's first language.
+3. Else the last fenced block tagged in a language the run accepts (``TAGS``: ``cpp``,
+   ``c++``, ``cc``, ``cxx`` → C++; ``python``, ``py``, ``python3`` → Python; any case). A
    fence that is never closed runs to the end of the text.
-4. Else the last untagged fenced block that looks like a C++ program (has ``main``).
+4. Else the last untagged fenced block that looks like a program in the run's first
+   language: for C++ one that has ``main(``; for Python one that reads or writes
+   (``input(``, ``print(``, ``sys.stdin``/``sys.stdout``, ``open(0``), so that a block of
+   sample input is not taken for code.
+5. Else the last fenced block tagged in a language the run does not accept: returned with
+   that language, for the reward to give the no-code reward with the reason (``LANGUAGE``).
 
-Returns the code stripped of surrounding blank space, or ``None`` when there is none.
+For a C++-only run (the default) rules 1-4 are the C++ rules as they always were.
 """
 
 from __future__ import annotations
@@ -21,9 +28,24 @@ import html
 import re
 from dataclasses import dataclass
 
-__all__ = ["CPP_TAGS", "FencedBlock", "extract_code", "fenced_blocks"]
+__all__ = [
+    "CPP_TAGS",
+    "PYTHON_TAGS",
+    "TAGS",
+    "Answer",
+    "FencedBlock",
+    "extract_answer",
+    "extract_code",
+    "fenced_blocks",
+]
 
 CPP_TAGS = frozenset({"cpp", "c++", "cc", "cxx"})
+PYTHON_TAGS = frozenset({"python", "py", "python3"})
+# A fence's tag → the judge language it names.
+TAGS: dict[str, str] = {
+    **dict.fromkeys(CPP_TAGS, "cpp"),
+    **dict.fromkeys(PYTHON_TAGS, "python"),
+}
 
 _THINK_CLOSE = re.compile(r"</think\s*>", re.IGNORECASE)
 _THINK_OPEN = re.compile(r"<think\s*>", re.IGNORECASE)
@@ -31,7 +53,19 @@ _CODE_OPEN = re.compile(r"<code(?:\s[^>]*)?>", re.IGNORECASE)
 _CODE_CLOSE = re.compile(r"</code\s*>", re.IGNORECASE)
 # A fence line: up to 3 spaces of indent, 3+ backticks or tildes, then an info string.
 _FENCE = re.compile(r"^[ \t]{0,3}(?P<fence>`{3,}|~{3,})[ \t]*(?P<info>[^\n`]*)$")
-_LOOKS_LIKE_PROGRAM = re.compile(r"\bmain\s*\(")
+# What an untagged block needs to be taken as a program (rule 4), per language.
+_LOOKS_LIKE = {
+    "cpp": re.compile(r"\bmain\s*\("),
+    "python": re.compile(r"\b(?:input|print)\s*\(|\bsys\.std(?:in|out)\b|\bopen\s*\(\s*0\b"),
+}
+
+
+@dataclass(frozen=True)
+class Answer:
+    """The code a response answers with and its judge language ("cpp" or "python")."""
+
+    code: str
+    language: str
 
 
 @dataclass(frozen=True)
@@ -93,7 +127,7 @@ def _clean(code: str) -> str | None:
     return code if code.strip() else None
 
 
-def _from_code_tag(answer: str) -> str | None:
+def _from_code_tag(answer: str, default: str) -> Answer | None:
     opens = list(_CODE_OPEN.finditer(answer))
     if not opens:
         return None
@@ -102,28 +136,55 @@ def _from_code_tag(answer: str) -> str | None:
     content = answer[start : close.start()] if close is not None else answer[start:]
     blocks = fenced_blocks(content)
     if blocks:
-        return _clean(blocks[-1].body)
+        code = _clean(blocks[-1].body)
+        return Answer(code, TAGS.get(blocks[-1].tag, default)) if code is not None else None
     if "<" not in content and re.search(r"&(lt|gt|amp|quot|#\d+);", content):
         content = html.unescape(content)
-    return _clean(content)
+    code = _clean(content)
+    return Answer(code, default) if code is not None else None
+
+
+def _last_tagged(
+    blocks: list[FencedBlock], accepted: bool, languages: tuple[str, ...]
+) -> Answer | None:
+    """The last non-empty block tagged in a language the run accepts (or, with
+    ``accepted=False``, in a known language it does not accept)."""
+    for block in reversed(blocks):
+        language = TAGS.get(block.tag)
+        if language is not None and (language in languages) == accepted:
+            code = _clean(block.body)
+            if code is not None:
+                return Answer(code, language)
+    return None
+
+
+def extract_answer(text: str | None, languages: tuple[str, ...] = ("cpp",)) -> Answer | None:
+    """The code a response answers with and its language, or ``None`` (rules in the module
+    docstring). The language is outside ``languages`` only when rule 5 found it."""
+    if not text:
+        return None
+    if not languages:
+        raise ValueError("languages is empty: name the languages the run accepts (e.g. cpp)")
+    default = languages[0]
+    answer = _final_answer(text)
+    if _CODE_OPEN.search(answer):
+        found = _from_code_tag(answer, default)
+        if found is not None:
+            return found
+    blocks = fenced_blocks(answer)
+    found = _last_tagged(blocks, True, languages)
+    if found is not None:
+        return found
+    looks_like = _LOOKS_LIKE.get(default)
+    for block in reversed(blocks):
+        if block.tag == "" and looks_like is not None and looks_like.search(block.body):
+            code = _clean(block.body)
+            if code is not None:
+                return Answer(code, default)
+    return _last_tagged(blocks, False, languages)
 
 
 def extract_code(text: str | None) -> str | None:
-    """The C++ code a response answers with, or ``None`` (rules in the module docstring)."""
-    if not text:
-        return None
-    answer = _final_answer(text)
-    if _CODE_OPEN.search(answer):
-        code = _from_code_tag(answer)
-        if code is not None:
-            return code
-    blocks = fenced_blocks(answer)
-    for block in reversed(blocks):
-        if block.tag in CPP_TAGS:
-            code = _clean(block.body)
-            if code is not None:
-                return code
-    for block in reversed(blocks):
-        if block.tag == "" and _LOOKS_LIKE_PROGRAM.search(block.body):
-            return _clean(block.body)
-    return None
+    """The C++ code a response answers with, or ``None`` (a C++-only run's rules 1-4)."""
+    found = extract_answer(text, ("cpp",))
+    return found.code if found is not None and found.language == "cpp" else None

@@ -53,9 +53,9 @@ def _remember(kept: OrderedDict[str, Any], key: str, tests: Any) -> None:
         kept.popitem(last=False)
 
 
-def _serve(conn: Connection, cache_dir: str | None) -> None:
+def _serve(conn: Connection, cache_dir: str | None, time_factors: dict[str, float]) -> None:
     """A worker process: answer judge requests on ``conn`` until it closes."""
-    worker = JudgeWorker(cache_dir, LOCAL_NODE)
+    worker = JudgeWorker(cache_dir, LOCAL_NODE, time_factors)
     kept: OrderedDict[str, Any] = OrderedDict()
     conn.send(("ready", os.getpid()))
     while True:
@@ -91,10 +91,13 @@ class _Process:
 
 class LocalTransport:
     """Judge workers as local processes (``scheduler.Transport``); a worker's key is its
-    process id."""
+    process id. ``time_factors``: their judge's per-language factors on the time limit."""
 
-    def __init__(self, config: WorkerConfig) -> None:
+    def __init__(
+        self, config: WorkerConfig, time_factors: Mapping[str, float] | None = None
+    ) -> None:
         self._config = config
+        self._time_factors = dict(time_factors or {})
         self.size = max(1, config.num_workers or os.cpu_count() or 1)
         self._context = multiprocessing.get_context("spawn")
         # Blocking pipe waits and process starts: one thread per worker judging or starting.
@@ -104,7 +107,9 @@ class LocalTransport:
         """A new worker process, answering once it is ready (bounded wait)."""
         parent, child = self._context.Pipe()
         process = self._context.Process(
-            target=_serve, args=(child, self._config.cache_dir), daemon=True
+            target=_serve,
+            args=(child, self._config.cache_dir, self._time_factors),
+            daemon=True,
         )
         process.start()
         child.close()
@@ -182,8 +187,10 @@ class LocalJudgePool:
     """What ``RewardService`` holds without Ray: the scheduler over local processes, on an
     event loop of its own (a thread), so that any caller (blocking or async) reaches it."""
 
-    def __init__(self, config: WorkerConfig) -> None:
-        self._transport = LocalTransport(config)
+    def __init__(
+        self, config: WorkerConfig, time_factors: Mapping[str, float] | None = None
+    ) -> None:
+        self._transport = LocalTransport(config, time_factors)
         self.scheduler = JudgeScheduler(config, self._transport)
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "FAILURE_VERDICTS",
+    "LANGUAGE",
     "RESULT_KEYS",
     "REWARD_VERDICTS",
     "JudgeSummary",
@@ -29,12 +30,14 @@ __all__ = [
 # The verdicts a reward result carries: the judge's (codefu_sandbox.Verdict: AC WA TLE MLE
 # RE OLE CE SV IE) and these of the reward's own.
 NO_CODE = "NO_CODE"  # nothing extractable in the response
+LANGUAGE = "LANGUAGE"  # code in a language the run does not accept (reward.languages)
 DEADLINE = "DEADLINE"  # the response's deadline passed before the judge answered
 WORKER_LOST = "WORKER_LOST"  # its worker (or node) died, and the retry too
 JUDGE_ERROR = "JUDGE_ERROR"  # the judge raised, or the ground truth was unusable
 REWARD_VERDICTS: tuple[str, ...] = (
     *(str(v) for v in Verdict),
     NO_CODE,
+    LANGUAGE,
     DEADLINE,
     WORKER_LOST,
     JUDGE_ERROR,
@@ -51,6 +54,7 @@ RESULT_KEYS = (
     "run_seconds",
     "judge_failure",
     "has_code",
+    "language",
 )
 
 
@@ -93,7 +97,11 @@ def summarize(report: JudgeReport, node_id: str = "") -> JudgeSummary:
 
 @dataclass(frozen=True)
 class RewardResult:
-    """A reward and the extra keys veRL logs per sample (``RESULT_KEYS``, always all of them)."""
+    """A reward and the extra keys veRL logs per sample (``RESULT_KEYS``, always all of them).
+
+    ``has_code``: 1 when the response has code in a language the run accepts.
+    ``language``: the language of the response's code ("cpp", "python"; "" without code).
+    """
 
     score: float
     verdict: str
@@ -103,6 +111,7 @@ class RewardResult:
     run_seconds: float
     judge_failure: int
     has_code: int
+    language: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         return {key: getattr(self, key) for key in RESULT_KEYS}
@@ -123,6 +132,7 @@ def score_report(
     *,
     has_code: bool = True,
     failure: str | None = None,
+    language: str = "",
 ) -> RewardResult:
     """The reward for one response.
 
@@ -131,15 +141,19 @@ def score_report(
             response was never judged (no code, or a failure).
         config: reward rules.
         has_code: False when no code could be extracted (→ ``no_code_score``).
+        language: the code's language; one outside ``config.languages`` → ``no_code_score``
+            and the verdict ``LANGUAGE`` (the code is not judged).
         failure: a judge failure (``DEADLINE``, ``WORKER_LOST``, ``JUDGE_ERROR``) →
             ``judge_failure_score`` and ``judge_failure=1``.
     """
     if not has_code:
         return RewardResult(config.no_code_score, NO_CODE, 0, 0, 0.0, 0.0, 0, 0)
+    if language and language not in config.languages:
+        return RewardResult(config.no_code_score, LANGUAGE, 0, 0, 0.0, 0.0, 0, 0, language)
     if failure is None and report is None:
         failure = JUDGE_ERROR
     if failure is not None:
-        return RewardResult(config.judge_failure_score, failure, 0, 0, 0.0, 0.0, 1, 1)
+        return RewardResult(config.judge_failure_score, failure, 0, 0, 0.0, 0.0, 1, 1, language)
     assert report is not None
     if isinstance(report, JudgeSummary):
         summary = report
@@ -160,6 +174,7 @@ def score_report(
             run_seconds=summary.run_seconds,
             judge_failure=judge_failure,
             has_code=1,
+            language=language,
         )
 
     if summary.total <= 0:

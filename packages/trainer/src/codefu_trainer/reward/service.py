@@ -27,7 +27,7 @@ from codefu_sandbox import CheckerConfig
 from codefu_sandbox.rules import JudgingRules
 from codefu_sandbox.rules import checker_params as rules_checker_params
 from codefu_trainer.reward.config import RewardConfig, RewardMode, reward_config_from
-from codefu_trainer.reward.extract import extract_code
+from codefu_trainer.reward.extract import extract_answer
 from codefu_trainer.reward.judge_pool import RayJudgePool
 from codefu_trainer.reward.local_pool import LocalJudgePool
 from codefu_trainer.reward.rules import JUDGE_ERROR, RewardResult, score_report
@@ -179,9 +179,9 @@ class RewardService:
         self._cached_chars = 0
         self._cache_lock = threading.Lock()
         self._pool: JudgePool = (
-            LocalJudgePool(self.config.worker)
+            LocalJudgePool(self.config.worker, self.config.time_factors)
             if local
-            else RayJudgePool(self.config.worker, address)
+            else RayJudgePool(self.config.worker, address, self.config.time_factors)
         )
 
     # Preparation -----------------------------------------------------------------------
@@ -229,23 +229,36 @@ class RewardService:
         done: list[ScoredResponse | None] = [None] * len(responses)
         jobs: list[tuple[int, JudgeJob]] = []
         sizes: dict[int, int] = {}
+        languages = tuple(cfg.languages)
         for i, (text, gt) in enumerate(zip(responses, ground_truths, strict=True)):
-            code = extract_code(text)
-            if code is None:
-                done[i] = ScoredResponse(score_report(None, cfg, has_code=False), None)
+            answer = extract_answer(text, languages)
+            if answer is None or answer.language not in languages:
+                result = score_report(
+                    None,
+                    cfg,
+                    has_code=answer is not None,
+                    language=answer.language if answer else "",
+                )
+                done[i] = ScoredResponse(result, None)
                 continue
+            language = answer.language
             try:
                 prepared = self._prepared(gt)
             except (ValueError, TypeError, json.JSONDecodeError) as e:
                 log.error("unusable ground truth for response %d: %s", i, e)
-                done[i] = ScoredResponse(score_report(None, cfg, failure=JUDGE_ERROR), None)
+                done[i] = ScoredResponse(
+                    score_report(None, cfg, failure=JUDGE_ERROR, language=language), None
+                )
                 continue
             problem = prepared.problem
             if not problem.tests:
-                done[i] = ScoredResponse(score_report(None, cfg, failure=JUDGE_ERROR), None)
+                done[i] = ScoredResponse(
+                    score_report(None, cfg, failure=JUDGE_ERROR, language=language), None
+                )
                 continue
             job = JudgeJob(
-                source=code,
+                source=answer.code,
+                language=language,
                 tests=prepared.tests,
                 tests_key=prepared.digest,
                 time_seconds=problem.time_seconds,
@@ -268,8 +281,10 @@ class RewardService:
         jobs: list[tuple[int, JudgeJob]],
         outcomes: Sequence[JobOutcome],
     ) -> list[ScoredResponse]:
-        for (i, _), outcome in zip(jobs, outcomes, strict=True):
-            result = score_report(outcome.summary, self.config, failure=outcome.failure)
+        for (i, job), outcome in zip(jobs, outcomes, strict=True):
+            result = score_report(
+                outcome.summary, self.config, failure=outcome.failure, language=job.language
+            )
             done[i] = ScoredResponse(result, outcome)
         assert all(d is not None for d in done)
         return [d for d in done if d is not None]

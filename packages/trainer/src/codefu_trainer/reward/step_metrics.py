@@ -21,6 +21,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from codefu_sandbox import Verdict
+from codefu_sandbox.executors import LANGUAGES
 from codefu_trainer.reward.rules import FAILURE_VERDICTS, REWARD_VERDICTS
 
 __all__ = [
@@ -185,7 +186,9 @@ def step_metrics(
     """The ``judge/…`` metrics of one step (all numbers; every verdict always present).
 
     From the samples: ``judge/samples``; ``judge/verdict/<V>`` (share of samples, one per
-    reward verdict); ``judge/has_code``, ``judge/compiled`` (shares of samples);
+    reward verdict; ``LANGUAGE``: code in a language the run does not accept);
+    ``judge/language/<L>`` (share of samples whose code is in language L, one per judge
+    language); ``judge/has_code``, ``judge/compiled`` (shares of samples);
     ``judge/tests_passed_frac`` (mean of passed/total, 0 for a sample not judged);
     ``judge/failure`` (share of samples whose judging failed) and ``judge/failures/<kind>``
     (counts). From the pool's window, when given: ``judge/jobs`` (judged),
@@ -202,6 +205,9 @@ def step_metrics(
         out["judge/samples"] = float(n)
         for verdict in sorted(set(REWARD_VERDICTS) | set(verdicts)):
             out[f"judge/verdict/{verdict}"] = verdicts.get(verdict, 0) / n
+        languages = Counter(str(r.get("language") or "") for r in results)
+        for language in LANGUAGES:
+            out[f"judge/language/{language}"] = languages.get(language, 0) / n
         out["judge/has_code"] = sum(_num(r.get("has_code")) > 0 for r in results) / n
         out["judge/compiled"] = sum(verdicts[v] for v in COMPILED_VERDICTS) / n
         fractions = (

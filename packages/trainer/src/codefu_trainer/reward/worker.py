@@ -9,7 +9,7 @@ gets the same verdicts either way.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -27,7 +27,8 @@ class JudgeJob:
 
     ``tests`` is a list of (input, output) pairs or a Ray ObjectRef to one; ``tests_key``
     a digest of them (empty: the job is never shared with an identical one). ``checker``
-    judges the outputs (the problem's, ``service.Problem.checker``).
+    judges the outputs (the problem's, ``service.Problem.checker``). ``language``: the
+    judge language of ``source`` ("cpp", "python").
     """
 
     source: str
@@ -39,12 +40,14 @@ class JudgeJob:
     deadline_seconds: float
     stop_on_timeout: bool = False
     tests_key: str = ""
+    language: str = "cpp"
 
     def identity(self) -> tuple[Any, ...] | None:
         """Equal for jobs that must get the same verdict; None without a ``tests_key``."""
         if not self.tests_key:
             return None
         return (
+            self.language,
             self.source,
             self.tests_key,
             self.time_seconds,
@@ -57,6 +60,7 @@ class JudgeJob:
     def judge_options(self) -> dict[str, Any]:
         """The keyword arguments of ``JudgeWorker.judge`` for this job (with source, tests)."""
         return {
+            "language": self.language,
             "time_seconds": self.time_seconds,
             "memory_bytes": self.memory_bytes,
             "checker": self.checker,
@@ -67,6 +71,7 @@ class JudgeJob:
     def submission_id(self) -> str:
         """A short id of this submission (its code and tests), for logs and flip reports."""
         h = hashlib.blake2b(digest_size=6)
+        h.update(self.language.encode() + b"\0")
         h.update(self.source.encode("utf-8", "surrogateescape"))
         h.update(self.tests_key.encode())
         return h.hexdigest()
@@ -125,12 +130,21 @@ def pool_stats() -> dict[str, int]:
 
 
 class JudgeWorker:
-    """One judge; ``node_id`` is reported in every summary (empty outside Ray)."""
+    """One judge; ``node_id`` is reported in every summary (empty outside Ray).
+    ``time_factors``: the judge's factor on the time limit per language
+    (``reward.time_factors``; languages left out: the judge's defaults)."""
 
-    def __init__(self, cache_dir: str | None, node_id: str = "") -> None:
+    def __init__(
+        self,
+        cache_dir: str | None,
+        node_id: str = "",
+        time_factors: Mapping[str, float] | None = None,
+    ) -> None:
         from codefu_sandbox import Judge
 
-        self._judge = Judge(cache_dir=Path(cache_dir) if cache_dir else None)
+        self._judge = Judge(
+            cache_dir=Path(cache_dir) if cache_dir else None, time_factors=time_factors
+        )
         self._node_id = node_id
 
     def ready(self) -> str:
@@ -147,6 +161,7 @@ class JudgeWorker:
         checker: CheckerConfig,
         stop_on_first_failure: bool,
         stop_on_timeout: bool = False,
+        language: str = "cpp",
     ) -> JudgeSummary:
         """Compile once (the judge caches binaries) and run the tests here, one at a time.
 
@@ -163,5 +178,6 @@ class JudgeWorker:
             checker=checker,
             stop_on_first_failure=stop_on_first_failure,
             stop_on=(Verdict.TLE,) if stop_on_timeout else (),
+            language=language,
         )
         return summarize(report, node_id=self._node_id)

@@ -13,7 +13,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from codefu_data.compose import compose_config
 from codefu_data.config import DataConfig, check_config
-from codefu_trainer.reward.config import RewardConfig, use_time_limit_scale
+from codefu_trainer.reward.config import RewardConfig, use_data_settings
 from codefu_trainer.run.config import register_configs
 from codefu_trainer.run.overrides import ConfigError, Override, check_group_choices, check_keys
 
@@ -58,7 +58,7 @@ def compose_train(
 
 def typed_config(node: DictConfig, schema: type[T], where: str, schema_name: str) -> T:
     """The schema object of a composed primary config, its `data` group checked and its
-    time-limit scale given to the reward (`use_time_limit_scale`).
+    time-limit scale, time factors and language given to the reward (`use_data_settings`).
 
     Raises ConfigError when a value does not fit its type, the config file `where` does not
     start from the schema, or the data settings contradict each other.
@@ -73,7 +73,7 @@ def typed_config(node: DictConfig, schema: type[T], where: str, schema_name: str
         raise ConfigError(f"{where} must list `{schema_name}` first in its defaults.")
     try:
         check_config(obj.data)
-        use_time_limit_scale(obj.reward, obj.data.time_limit_scale)
+        use_data_settings(obj.reward, obj.data)
     except ValueError as exc:
         raise ConfigError(str(exc)) from exc
     return obj
