@@ -48,7 +48,10 @@ def _raw_rows(names: list[str]) -> list[dict[str, Any]]:
     the known accepted and incorrect solutions."""
     root = os.environ.get("CODEFU_REAL_DATA")
     if not root:
-        pytest.skip("CODEFU_REAL_DATA is not set")
+        pytest.skip(
+            "CODEFU_REAL_DATA is unset: set it to a folder holding "
+            "codefu_easy/{train,test}.parquet (real CodeContests problems) to run this"
+        )
     path = Path(root) / "codefu_easy"
     if not path.is_dir():
         pytest.skip(f"{path} does not exist")

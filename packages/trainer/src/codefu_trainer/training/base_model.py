@@ -25,6 +25,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from codefu_data.compose import ConfigError
 from codefu_trainer.training.config import RehearsalConfig, TinyModelConfig
 
 # Bump when the warm start's code changes what a cached model would be.
@@ -86,7 +87,7 @@ def select_problems(
         if len(chosen) == r.problems:
             break
     if require_all and len(chosen) < r.problems:
-        raise ValueError(
+        raise ConfigError(
             f"rehearsal.problems={r.problems}, but only {len(chosen)} training problems of data "
             f"source {source!r} have accepted and rejected C++ programs of at most "
             f"rehearsal.max_program_bytes={r.max_program_bytes} bytes: lower rehearsal.problems "
@@ -94,7 +95,7 @@ def select_problems(
         )
     prompts = [json.dumps(row["prompt"]) for row in chosen]
     if len(set(prompts)) < len(prompts):
-        raise ValueError(
+        raise ConfigError(
             "two rehearsal problems have the same prompt after the cut to "
             "rehearsal.max_prompt_tokens characters: raise it so the model can tell them apart."
         )

@@ -30,8 +30,10 @@ from codefu_trainer.training.config import (
 from codefu_trainer.training.overrides import (
     ConfigError,
     Override,
+    as_typed,
     check_group_choices,
     check_keys,
+    dotted_keys,
     split_overrides,
 )
 
@@ -84,8 +86,20 @@ def compose_train(
             check_group_choices(conf_dir, [Override(extra[-1], "", group, default)], GROUPS)
     if extra:
         base = compose_config(conf_dir, config_name, [*group_choices, *extra])
-    check_keys(base, [o for o in ours if o.key not in GROUPS], where=f"conf/{config_name}.yaml")
+    check_keys(
+        base,
+        [o for o in ours if o.key not in GROUPS],
+        where=f"conf/{config_name}.yaml",
+        other_keys=(lambda: verl_keys(conf_dir)) if config_name == "train" else None,
+    )
     return compose_config(conf_dir, config_name, [*extra, *(o.text for o in ours)])
+
+
+def verl_keys(conf_dir: Path) -> list[str]:
+    """veRL's config keys as full dotted names, as a user types them (for suggestions)."""
+    from codefu_trainer.training.verl_config import compose_verl
+
+    return [as_typed(key) for key in dotted_keys(compose_verl(conf_dir, []))]
 
 
 def typed_config(node: DictConfig, schema: type[T], where: str, schema_name: str) -> T:
