@@ -29,6 +29,11 @@ CASES: dict[str, tuple[Main, list[str], str]] = {
         [*TRAIN, "data.source=/nonexistent/path"],
         "data.source=/nonexistent/path: unknown source",
     ),
+    "train --check: missing data.source": (
+        train_main,
+        ["--check", *TRAIN, "data.source=/nonexistent/path"],
+        "data.source=/nonexistent/path: unknown source",
+    ),
     "train: data.source of an unknown type": (
         train_main,
         [*TRAIN, "data.source=notes.txt"],

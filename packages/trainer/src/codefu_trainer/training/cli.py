@@ -139,6 +139,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         ours, _ = split_overrides(args.overrides)
         train_cfg = to_train_config(compose_train(conf_dir, ours))
         kind = train_cfg.cluster.kind
+        if kind is ClusterKind.cpu:  # the rehearsal's own inputs, before veRL is imported
+            from codefu_trainer.training.rehearsal import check_rehearsal
+
+            check_rehearsal(train_cfg.rehearsal)
+            check_raw_source(train_cfg.data.source)
         if args.check:
             run = compose_checked(conf_dir, args.overrides, kind)
             assert run.verl is not None
@@ -156,11 +161,6 @@ def main(argv: Sequence[str] | None = None) -> int:
             )
             return 0
         check_prepared_data(train_cfg)  # before a run directory exists
-        if kind is ClusterKind.cpu:  # the rehearsal's own inputs, before veRL is imported
-            from codefu_trainer.training.rehearsal import check_rehearsal
-
-            check_rehearsal(train_cfg.rehearsal)
-            check_raw_source(train_cfg.data.source)
         if kind is ClusterKind.local:
             return run_local(conf_dir, args.overrides, args.force, args.plan_json)
         if kind is ClusterKind.cpu_verl:  # the CPU path's own entry point (README "veRL on CPU")
