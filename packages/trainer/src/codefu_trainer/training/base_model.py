@@ -125,7 +125,7 @@ def cached_base_model(
 ) -> Path:
     """`out_dir` holding the warm-started tiny model: copied from the cache, or built, cached
     and copied. An existing complete `out_dir` (a resumed run) is kept as it is."""
-    from codefu_trainer.training.progress import Progress
+    from codefu_trainer.training.progress import Heartbeat, Progress
     from codefu_trainer.training.tiny_model import warm_start, write_tiny_model
 
     if (out_dir / "config.json").is_file() and (out_dir / "tokenizer.json").is_file():
@@ -141,15 +141,22 @@ def cached_base_model(
                 return
             start = time.perf_counter()
             progress = Progress("codefu-train: warm start", r.warmup_steps)
-            losses = warm_start(
-                model,
-                tok,
-                examples,
-                steps=r.warmup_steps,
-                lr=r.warmup_lr,
-                seed=r.seed,
-                on_step=lambda done, loss: progress.update(done, loss=loss),
-            )
+            # A step slower than the progress lines' interval (a busy machine) still prints.
+            with Heartbeat("codefu-train: warm start") as beat:
+
+                def on_step(done: int, loss: float) -> None:
+                    progress.update(done, loss=loss)
+                    beat.mark(f"codefu-train: warm start: step {done + 1}/{r.warmup_steps}")
+
+                losses = warm_start(
+                    model,
+                    tok,
+                    examples,
+                    steps=r.warmup_steps,
+                    lr=r.warmup_lr,
+                    seed=r.seed,
+                    on_step=on_step,
+                )
             print(
                 f"codefu-train: warm start of the tiny model on {len(examples)} programs: "
                 f"{len(losses)} steps, loss {losses[0]:.3f} -> {losses[-1]:.3f} in "
