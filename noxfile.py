@@ -15,8 +15,12 @@ import re
 import shutil
 import subprocess
 import sys
+import threading
+import time
 import tomllib
 import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import nox
@@ -151,6 +155,40 @@ def _install_fingerprint(profile: str, requirements: tuple[str, ...]) -> str:
     return digest.hexdigest()
 
 
+# Longest stretch an install may pass without a line (README: no silent phase).
+INSTALL_BEAT_S = 10.0
+
+
+def install_summary(requirements: tuple[str, ...]) -> str:
+    """What an install brings and roughly how long it takes the first time (2 cores, warm
+    uv cache; later runs reuse the environment and take no time)."""
+    if any("train" in r.partition("[")[2] for r in requirements):
+        return "the training stack (torch, transformers, veRL, Ray, TRL…): ~1–3 min the first time"
+    if any("packages/trainer" in r for r in requirements):
+        return "the reward and judge stack (Ray, pyarrow…): ~30–60 s the first time"
+    return "its packages: ~10–40 s the first time"
+
+
+@contextmanager
+def heartbeat(session: nox.Session, doing: str, every: float = INSTALL_BEAT_S) -> Iterator[None]:
+    """A line every `every` seconds while the block runs (nox shows nothing of a silent
+    command until it ends)."""
+    done = threading.Event()
+    start = time.monotonic()
+
+    def beat() -> None:
+        while not done.wait(every):
+            session.log(f"... still {doing} ({time.monotonic() - start:.0f} s)")
+
+    thread = threading.Thread(target=beat, daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        done.set()
+        thread.join()
+
+
 def install(session: nox.Session, *requirements: str, compile_bytecode: bool = True) -> None:
     """Install `requirements` pinned by this machine's lock (`-c locks/<profile>.txt`).
 
@@ -166,18 +204,20 @@ def install(session: nox.Session, *requirements: str, compile_bytecode: bool = T
         session.log(f"Environment up to date with locks/{profile}.txt: nothing to install.")
         return
     links = find_links_args(profile) if session.venv_backend == "uv" else []
+    session.log(f"Installing {install_summary(requirements)}; later runs reuse it.")
     try:
-        session.install(
-            *requirements,
-            "-c",
-            str(LOCKS / f"{profile}.txt"),
-            *links,
-            # Bytecode compiled at install (uv: all of site-packages; pip does it anyway).
-            # Every Ray worker, subprocess and CLI imports torch, transformers and veRL;
-            # where PYTHONDONTWRITEBYTECODE is set (CI machines, many containers) no import
-            # is cached and each compiles them again: `import verl` 21.7 s, compiled 8.8 s.
-            env={"UV_COMPILE_BYTECODE": "1" if compile_bytecode else "0"},
-        )
+        with heartbeat(session, "installing"):
+            session.install(
+                *requirements,
+                "-c",
+                str(LOCKS / f"{profile}.txt"),
+                *links,
+                # Bytecode compiled at install (uv: all of site-packages; pip does it anyway).
+                # Every Ray worker, subprocess and CLI imports torch, transformers and veRL;
+                # where PYTHONDONTWRITEBYTECODE is set (CI machines, many containers) no import
+                # is cached and each compiles them again: `import verl` 21.7 s, compiled 8.8 s.
+                env={"UV_COMPILE_BYTECODE": "1" if compile_bytecode else "0"},
+            )
     except nox.command.CommandFailed:
         if profile == "cuda":
             raise

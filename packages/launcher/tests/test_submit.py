@@ -448,7 +448,10 @@ def test_dry_run_request_is_the_request_a_submission_sends(
         ({"environment": {"db_password": "p"}}, "look like credentials"),
         ({"environment": {"A-B": "1"}}, "not valid variable names"),
         ({"launcher_args": ["--metrics-export-prot=8080"]}, "unrecognized arguments"),
-        ({"launcher_args": ["--metrics-export-port=http"]}, "invalid int value"),
+        (
+            {"launcher_args": ["--metrics-export-port=http"]},
+            "--metrics-export-port: .http. is not a port",
+        ),
         ({"launcher_args": ["--head-instance-group=x"]}, "head_instance_group in the job spec"),
         ({"launcher_args": ["--metrics-export-port=18123"]}, "worker port range 10002-19999"),
         ({"launcher_args": ["--metrics-export-port=8265"]}, "also --dashboard-port"),

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from codefu_data.checkers import verdict_table
-from codefu_data.compose import ConfigError, compose_config
+from codefu_data.compose import ConfigError, compose_config, did_you_mean
 from codefu_data.config import (
     DataConfig,
     PromptConfig,
@@ -63,6 +64,38 @@ def _with_prefix(override: str) -> str:
     return override
 
 
+def check_overrides(overrides: Sequence[str], options: Sequence[str]) -> None:
+    """Each override is KEY=VALUE with a key of the data config (or `data=OPTION`): else a
+    DataError naming it, the closest valid keys and what is valid."""
+    keys = valid_keys()
+    valid = f"Valid keys: {', '.join(keys)}. Options for data=: {', '.join(options)}."
+    for text in overrides:
+        body = _with_prefix(text).lstrip("+~")
+        key, equals, value = body.partition("=")
+        if not equals and not text.startswith("~"):
+            raise DataError(
+                f"cannot read override {text!r}: write KEY=VALUE, e.g. data=hard or "
+                f"data.validate=true. {valid}"
+            )
+        if key == "data":
+            if value not in options:
+                raise DataError(
+                    f"{text}: {value!r} is not an option of data{did_you_mean(value, options)}. "
+                    f"{valid}"
+                )
+            continue
+        if text.startswith("+") or key.startswith("hydra."):
+            continue  # adds a key, or Hydra's own: Hydra judges it
+        pattern = re.sub(r"^(data\.tiers)\.[^.]+\.", r"\1.<tier>.", key)
+        if not pattern.startswith("data."):
+            pattern = "data." + pattern
+        if pattern not in keys and not any(pattern.startswith(k + ".") for k in keys):
+            raise DataError(
+                f"{text}: {key!r} is not a key of the data config{did_you_mean(pattern, keys)}. "
+                f"{valid}"
+            )
+
+
 def load_data_config(config_dir: str | None, overrides: Sequence[str]) -> DataConfig:
     """Compose conf/prepare.yaml (or the built-in copy) with overrides into a DataConfig."""
     from omegaconf import OmegaConf
@@ -73,14 +106,15 @@ def load_data_config(config_dir: str | None, overrides: Sequence[str]) -> DataCo
         raise DataError(
             f"{directory}: no prepare.yaml; pass the repository's conf/ directory as --config-dir."
         )
+    options = sorted(p.stem for p in (directory / "data").glob("*.yaml"))
+    check_overrides(overrides, options)
     try:
         cfg = compose_config(directory, "prepare", [_with_prefix(o) for o in overrides])
     except ConfigError as exc:
-        options = sorted(p.stem for p in (directory / "data").glob("*.yaml"))
+        message = " ".join(line.strip() for line in str(exc).splitlines() if line.strip())
         raise DataError(
-            f"invalid override(s) {' '.join(overrides)}: {exc}\n"
-            f"Valid keys: {', '.join(valid_keys())}\n"
-            f"Options for data=: {', '.join(options)}"
+            f"invalid override(s) {' '.join(overrides)}: {message}. Valid keys: "
+            f"{', '.join(valid_keys())}. Options for data=: {', '.join(options)}."
         ) from exc
     values = OmegaConf.to_container(cfg.data, resolve=True)
     assert isinstance(values, dict)

@@ -1,12 +1,13 @@
 """Hydra composition of a primary config, with errors that say what to fix.
 
 The one place the project calls Hydra's compose API: `codefu-data prepare`, `codefu-train`
-(both of its stages) and `codefu-reward` compose through `compose_config`.
+(both of its stages) and `codefu-reward` compose through `compose_config`. A mistyped key's
+suggestions (`did_you_mean`) come from here too.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
 from omegaconf import DictConfig
@@ -14,6 +15,65 @@ from omegaconf import DictConfig
 
 class ConfigError(ValueError):
     """A configuration problem; the message says which key or option and what is valid."""
+
+
+def dotted_keys(node: DictConfig, prefix: str = "") -> Iterator[str]:
+    """Every key of `node` as a full dotted name (`trainer`, `trainer.total_epochs`, …)."""
+    for key in node:
+        name = f"{prefix}{key}"
+        yield name
+        child = node._get_node(key)
+        if isinstance(child, DictConfig) and not child._is_missing() and not child._is_none():
+            yield from dotted_keys(child, name + ".")
+
+
+def edit_distance(a: str, b: str) -> int:
+    """Levenshtein distance: the fewest one-character inserts, deletes and substitutions."""
+    previous = list(range(len(b) + 1))
+    for i, ca in enumerate(a, start=1):
+        current = [i]
+        for j, cb in enumerate(b, start=1):
+            current.append(min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (ca != cb)))
+        previous = current
+    return previous[-1]
+
+
+def _abbreviates(short: str, name: str) -> bool:
+    """`short` is `name` with letters left out (`totl_steps` of `total_training_steps`)."""
+    rest = iter(name)
+    return all(char in rest for char in short)
+
+
+def closest_keys(word: str, candidates: Iterable[str], n: int = 3) -> list[str]:
+    """Up to `n` full dotted names from `candidates` closest to the dotted name `word`,
+    nearest first: those at the smallest edit distance (or one more), at most a third of
+    the word's length away, and the keys beside `word`'s last key that it abbreviates."""
+    pool = list(dict.fromkeys(candidates))
+    if not pool:
+        return []
+    distance = {c: edit_distance(word, c) for c in pool}
+    best = min(distance.values())
+    near = [c for c in pool if distance[c] <= min(max(2, len(word) // 3), best + 1)]
+    parent, _, last = word.rpartition(".")
+    abbreviated = [
+        c
+        for c in pool
+        if len(last) >= 3
+        and c.rpartition(".")[0] == parent
+        and c.rpartition(".")[2][:1] == last[:1]
+        and _abbreviates(last, c.rpartition(".")[2])
+    ]
+    found = dict.fromkeys([*near, *abbreviated])
+    return sorted(found, key=lambda c: (distance[c], c))[:n]
+
+
+def did_you_mean(word: str, candidates: Iterable[str]) -> str:
+    """` (did you mean 'a' or 'b'?)` from `closest_keys`, or "" when nothing is close."""
+    found = [repr(c) for c in closest_keys(word, candidates)]
+    if not found:
+        return ""
+    listed = found[0] if len(found) == 1 else f"{', '.join(found[:-1])} or {found[-1]}"
+    return f" (did you mean {listed}?)"
 
 
 def compose_config(conf_dir: Path, config_name: str | None, overrides: Sequence[str]) -> DictConfig:

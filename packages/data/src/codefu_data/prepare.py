@@ -87,6 +87,7 @@ def prepare(
             f"{out} exists and is not a codefu-data output (no {MANIFEST}); "
             "choose an empty or new --out."
         )
+    made = [d for d in (out.parent, *out.parent.parents) if not d.exists()]
     out.parent.mkdir(parents=True, exist_ok=True)
     for stale in out.parent.glob(f".{out.name}.partial-*"):
         shutil.rmtree(stale, ignore_errors=True)  # left by a killed run
@@ -126,6 +127,11 @@ def prepare(
         shutil.rmtree(old, ignore_errors=True)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
+        for directory in made:  # the folders made for the output: a failure leaves none
+            try:
+                directory.rmdir()
+            except OSError:
+                break
         raise
     return PrepareResult(out, manifest, skipped=False)
 

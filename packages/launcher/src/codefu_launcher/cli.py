@@ -83,12 +83,22 @@ def _cmd_submit(args: argparse.Namespace) -> int:
     from codefu_launcher.submit import SubmitError, spec_from_dict, submit
 
     try:
-        data = json.loads(Path(args.spec).read_text())
+        try:
+            data = json.loads(Path(args.spec).read_text(encoding="utf-8"))
+        except OSError as exc:
+            raise SubmitError(f"cannot read --spec {args.spec}: {exc.strerror or exc}") from None
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise SubmitError(f"--spec {args.spec} is not valid JSON: {exc}") from None
+        if not isinstance(data, dict):
+            raise SubmitError(
+                f"--spec {args.spec} must hold a JSON object of JobSpec fields, "
+                f"not a {type(data).__name__}"
+            )
         spec = spec_from_dict(data)
         if args.dry_run:
             spec.dry_run = True
         submit(spec)
-    except (OSError, json.JSONDecodeError, SubmitError) as exc:
+    except SubmitError as exc:
         print(f"codefu-launcher submit: {exc}", file=sys.stderr)
         return 2
     return 0

@@ -7,8 +7,36 @@ import argparse
 import contextlib
 import io
 import os
+from collections.abc import Callable
 
 from codefu_launcher.plan import DEFAULT_DASHBOARD_PORT, DEFAULT_RAY_PORT, DEFAULT_RESOURCE_CONFIG
+
+
+def _port(text: str) -> int:
+    """A TCP port number, 1-65535 (argparse names the option on a bad one)."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if not 1 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port: use 1-65535")
+    return value
+
+
+def _positive(kind: type[int] | type[float]) -> Callable[[str], float]:
+    """An argparse type: a number of `kind` above 0."""
+    what = "whole number" if kind is int else "number"
+
+    def parse(text: str) -> float:
+        try:
+            value = kind(text)
+        except ValueError:
+            value = 0
+        if not value > 0:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a {what} > 0")
+        return value
+
+    return parse
 
 
 def add_plan_arguments(p: argparse.ArgumentParser) -> None:
@@ -29,15 +57,15 @@ def add_plan_arguments(p: argparse.ArgumentParser) -> None:
         default=os.environ.get("CODEFU_COORDINATOR_ONLY_HEAD", "") in {"1", "true", "True"},
         help="The head offers no CPUs or GPUs for work (it only coordinates).",
     )
-    p.add_argument("--port", type=int, default=DEFAULT_RAY_PORT, help="Ray GCS port.")
+    p.add_argument("--port", type=_port, default=DEFAULT_RAY_PORT, help="Ray GCS port.")
     p.add_argument("--num-cpus", type=int, default=None, help="Default: SM_NUM_CPUS or all.")
     p.add_argument("--num-gpus", type=int, default=None, help="Default: SM_NUM_GPUS or by type.")
     p.add_argument("--dashboard-host", default="127.0.0.1")
-    p.add_argument("--dashboard-port", type=int, default=DEFAULT_DASHBOARD_PORT)
+    p.add_argument("--dashboard-port", type=_port, default=DEFAULT_DASHBOARD_PORT)
     p.add_argument("--no-dashboard", action="store_true", help="Do not start the Ray dashboard.")
-    p.add_argument("--metrics-export-port", type=int, default=None)
+    p.add_argument("--metrics-export-port", type=_port, default=None)
     p.add_argument("--temp-dir", default=None, help="Ray's temp dir on this host.")
-    p.add_argument("--object-store-memory", type=int, default=None, help="Bytes.")
+    p.add_argument("--object-store-memory", type=_positive(int), default=None, help="Bytes.")
 
 
 def add_run_arguments(p_run: argparse.ArgumentParser) -> None:
@@ -55,13 +83,13 @@ def add_run_arguments(p_run: argparse.ArgumentParser) -> None:
     for flag, env_name, default, text in timeouts:
         p_run.add_argument(
             flag,
-            type=float,
+            type=_positive(float),
             default=float(os.environ.get(env_name, default)),
             help=f"{text} before giving up (default {default}, or ${env_name}).",
         )
     p_run.add_argument(
         "--join-timeout",
-        type=float,
+        type=_positive(float),
         default=None,
         help="Seconds a worker waits for the head (default: wait timeout + 120).",
     )

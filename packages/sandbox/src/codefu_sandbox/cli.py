@@ -22,6 +22,8 @@ from codefu_sandbox.executors import LANGUAGES, language_of
 from codefu_sandbox.models import CheckerConfig, Limits, TestCase, parse_memory
 
 USAGE_ERROR = 2
+# Longer per-test limits are typos (ms for s); the sandbox's timers also overflow past ~1e8 s.
+MAX_TIME_LIMIT_S = 3600.0
 
 
 class InputError(Exception):
@@ -145,6 +147,19 @@ def main(argv: list[str] | None = None) -> int:
             limits = Limits(args.time_limit, parse_memory(args.memory_limit))
         except ValueError as exc:
             raise InputError(str(exc)) from None
+        if limits.time_seconds > MAX_TIME_LIMIT_S:
+            raise InputError(
+                f"--time-limit {args.time_limit:g} is over {MAX_TIME_LIMIT_S:g} seconds: give "
+                "the per-test limit in seconds (e.g. 2)"
+            )
+        if args.cache_dir is not None:
+            try:
+                args.cache_dir.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise InputError(
+                    f"--cache-dir {args.cache_dir}: cannot use it as a directory "
+                    f"({exc.strerror or exc}); give a writable directory"
+                ) from None
         checker: str | CheckerConfig
         if args.checker_config is not None:
             checker = load_checker_config(args.checker_config)

@@ -49,7 +49,7 @@ def test_cluster_cpu_picks_the_tiny_model_and_keys_are_typed() -> None:
     [
         (
             "eval.sampels=3",
-            "'sampels' is not a key of eval in conf/eval.yaml (did you mean 'samples'?)",
+            "'sampels' is not a key of eval in conf/eval.yaml (did you mean 'eval.samples'?)",
         ),
         ("data=bogus", "'bogus' is not an option of the config group 'data'"),
         (

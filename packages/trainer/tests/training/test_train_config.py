@@ -251,7 +251,10 @@ def test_overrides_reach_the_right_stage(tmp_path: Path) -> None:
             ["cluster.bogus=1"],
             ["cluster.bogus=1", "'bogus'", "nnodes", "gpus_per_node", "sagemaker"],
         ),
-        (["cluster.sagemaker.instance_typ=x"], ["'instance_typ'", "did you mean 'instance_type'"]),
+        (
+            ["cluster.sagemaker.instance_typ=x"],
+            ["'instance_typ'", "did you mean 'cluster.sagemaker.instance_type'?"],
+        ),
         (["cluster.nnodes=two"], ["cluster.nnodes"]),
         (["model=tinyy"], ["'tinyy'", "did you mean 'tiny'"]),
         (["trainer.bogus_key=1"], ["'bogus_key'", "trainer", "total_epochs"]),
@@ -260,6 +263,19 @@ def test_overrides_reach_the_right_stage(tmp_path: Path) -> None:
         (["actor_rollout_ref.actor.loss_agg_mode=bogus"], ["veRL rejected", "bogus"]),
         (["actor_rollout_ref.actor.use_dynamic_bsz=false"], ["veRL rejected", "micro_batch"]),
         (["data.tier=medium"], ["medium", "easy", "hard", "expert"]),
+        # Misspelled keys: the closest full dotted names over both stages' keys.
+        (["trainer.totl_steps=3"], ["'totl_steps'", "'trainer.total_training_steps'"]),
+        (["trainer.save_frq=1"], ["did you mean 'trainer.save_freq'?"]),
+        (["algorithm.adv_estimatr=grpo"], ["did you mean 'algorithm.adv_estimator'?"]),
+        (
+            ["actor_rollout_ref.rollout.tempreture=1"],
+            ["did you mean 'actor_rollout_ref.rollout.temperature'?"],
+        ),
+        (["rehersal.steps=2"], ["did you mean 'rehearsal.steps'?"]),  # ours, routed to veRL
+        (["data.max_prompt_lenght=9"], ["did you mean 'verl.data.max_prompt_length'?"]),
+        (["verl.data.max_prompt_lenght=9"], ["did you mean 'verl.data.max_prompt_length'?"]),
+        (["model.tiny.hiden_size=8"], ["did you mean 'model.tiny.hidden_size'?"]),
+        (["reward.worker.num_worker=2"], ["did you mean 'reward.worker.num_workers'?"]),
         (["cluster.gpus_per_node=3"], ["3 GPUs", "tensor_model_parallel_size"]),
         (["run.evaluate_final=true"], ["run.evaluate_final=true", "(cluster=cpu)"]),
     ],

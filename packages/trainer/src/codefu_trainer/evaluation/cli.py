@@ -21,17 +21,12 @@ from pathlib import Path
 from codefu_trainer.evaluation.config import compose_eval
 from codefu_trainer.evaluation.store import StoreError
 from codefu_trainer.run.compose import PrerequisiteError, default_conf_dir
-from codefu_trainer.run.overrides import ConfigError
+from codefu_trainer.run.overrides import ConfigError, one_line
 from codefu_trainer.run.prepared_data import BadInputError
 from codefu_trainer.run.stack import require_training_stack
 
 EXIT_INPUT = 2
 EXIT_PREREQUISITE = 3
-
-
-def one_line(error: Exception) -> str:
-    """An error's message on one line (Hydra's messages span several)."""
-    return " ".join(line.strip() for line in str(error).splitlines() if line.strip())
 
 
 def evaluate_command(argv: Sequence[str]) -> int:

@@ -62,52 +62,78 @@ def load_responses(path: Path, known: dict[str, Any]) -> list[dict[str, Any]]:
     if not path.is_file():
         raise InputError(f"{path}: no such file (pass a JSONL file via --responses)")
     rows: list[dict[str, Any]] = []
-    with path.open(encoding="utf-8") as f:
-        for lineno, line in enumerate(f, start=1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as e:
-                raise InputError(f"{path}:{lineno}: not valid JSON ({e.msg})") from None
-            if not isinstance(row, dict) or not isinstance(row.get("name"), str):
-                raise InputError(f'{path}:{lineno}: expected an object with a "name" string')
-            if not isinstance(row.get("response"), str):
-                raise InputError(f'{path}:{lineno}: expected a "response" string')
-            if row["name"] not in known:
-                sample = ", ".join(repr(n) for n in list(known)[:3])
-                raise InputError(
-                    f"{path}:{lineno}: unknown problem {row['name']!r}: not in the --data file "
-                    f"({len(known)} problems, e.g. {sample})"
-                )
-            rows.append(row)
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"{path}: not a readable UTF-8 JSONL file ({exc})") from None
+    for lineno, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as e:
+            raise InputError(f"{path}:{lineno}: not valid JSON ({e.msg})") from None
+        if not isinstance(row, dict) or not isinstance(row.get("name"), str):
+            raise InputError(f'{path}:{lineno}: expected an object with a "name" string')
+        if not isinstance(row.get("response"), str):
+            raise InputError(f'{path}:{lineno}: expected a "response" string')
+        if row["name"] not in known:
+            sample = ", ".join(repr(n) for n in list(known)[:3])
+            raise InputError(
+                f"{path}:{lineno}: unknown problem {row['name']!r}: not in the --data file "
+                f"({len(known)} problems, e.g. {sample})"
+            )
+        rows.append(row)
     return rows
 
 
 def load_config(config_dir: str | None, reward: str, overrides: Sequence[str]) -> RewardConfig:
-    """RewardConfig from ``<config_dir>/reward/<reward>.yaml`` (Hydra) plus overrides."""
+    """RewardConfig from ``<config_dir>/reward/<reward>.yaml`` (Hydra) plus overrides; without
+    a config directory, the built-in defaults (``--reward codefu`` only)."""
     from omegaconf import OmegaConf
+    from omegaconf.errors import OmegaConfBaseException
+
+    from codefu_data.compose import ConfigError, compose_config, did_you_mean, dotted_keys
 
     for item in overrides:
         if "=" not in item:
             raise InputError(f"override {item!r} is not KEY=VALUE (e.g. mode=power)")
     directory = Path(config_dir) if config_dir else Path("conf")
-    if (directory / "reward" / f"{reward}.yaml").is_file():
-        from codefu_data.compose import ConfigError, compose_config
-
-        try:
+    found = (directory / "reward" / f"{reward}.yaml").is_file()
+    if not found and (config_dir is not None or reward != "codefu"):
+        raise InputError(
+            f"{directory}/reward/{reward}.yaml not found (check --config-dir/--reward; "
+            "without ./conf only the built-in --reward codefu is known)"
+        )
+    keys = list(dotted_keys(OmegaConf.structured(RewardConfig)))
+    for item in overrides:
+        key = item.split("=", 1)[0].lstrip("+~")
+        if key not in keys:
+            raise InputError(
+                f"{item}: {key!r} is not a reward setting{did_you_mean(key, keys)}; the "
+                f"settings: {', '.join(k for k in keys if '.' not in k)} (and their sub-keys)"
+            )
+    try:
+        if found:
             cfg = compose_config(
                 directory, None, [f"+reward={reward}", *(f"reward.{o}" for o in overrides)]
             )
-        except ConfigError as exc:
-            raise InputError(f"reward settings {' '.join(overrides)}: {exc}") from exc
-        return reward_config_from(cfg.reward)
-    if config_dir is not None:
-        raise InputError(
-            f"{directory}/reward/{reward}.yaml not found (check --config-dir/--reward)"
-        )
-    base = OmegaConf.structured(RewardConfig)
-    return reward_config_from(OmegaConf.merge(base, OmegaConf.from_dotlist(list(overrides))))
+            return reward_config_from(cfg.reward)
+        base = OmegaConf.structured(RewardConfig)
+        return reward_config_from(OmegaConf.merge(base, OmegaConf.from_dotlist(list(overrides))))
+    except (ConfigError, OmegaConfBaseException, ValueError) as exc:
+        message = " ".join(line.strip() for line in str(exc).splitlines() if line.strip())
+        raise InputError(f"reward settings {' '.join(overrides)}: {message}") from None
+
+
+def check_out(path: Path) -> None:
+    """`--out` can be written: not a directory, under a writable directory (checked before any
+    judging, and nothing is created)."""
+    if path.is_dir():
+        raise InputError(f"--out {path} is a directory: give a file path such as scores.jsonl")
+    parent = next((p for p in path.absolute().parents if p.exists()), Path("/"))
+    if not parent.is_dir() or not os.access(parent, os.W_OK):
+        raise InputError(f"--out {path}: {parent} is not a writable directory")
 
 
 def _summary(verdicts: Counter[tuple[str, str]], n: int, wall: float, failures: int) -> str:
@@ -131,6 +157,7 @@ def score_command(args: argparse.Namespace) -> int:
         if args.workers < 1:
             raise InputError("--workers must be >= 1")
         config.worker.num_workers = args.workers
+    check_out(Path(args.out))
     truths = load_ground_truths(Path(args.data))
     rows = load_responses(Path(args.responses), truths)
 

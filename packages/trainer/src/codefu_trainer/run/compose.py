@@ -5,7 +5,7 @@ typed by its schema.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Protocol, TypeVar
 
@@ -37,9 +37,14 @@ def default_conf_dir() -> Path:
 
 
 def compose_train(
-    conf_dir: Path, ours: Sequence[Override], config_name: str = "train"
+    conf_dir: Path,
+    ours: Sequence[Override],
+    config_name: str = "train",
+    *,
+    other_keys: Callable[[], Iterable[str]] | None = None,
 ) -> DictConfig:
-    """Stage 1 composition with checks that name a bad option or key and list valid ones."""
+    """Stage 1 composition with checks that name a bad option or key and list valid ones
+    (suggestions also from `other_keys()`, the other stage's keys as a user types them)."""
     register_configs()
     check_group_choices(conf_dir, ours, GROUPS)
     group_choices = [o.text for o in ours if o.key in GROUPS]
@@ -52,7 +57,12 @@ def compose_train(
             check_group_choices(conf_dir, [Override(extra[-1], "", group, default)], GROUPS)
     if extra:
         base = compose_config(conf_dir, config_name, [*group_choices, *extra])
-    check_keys(base, [o for o in ours if o.key not in GROUPS], where=f"conf/{config_name}.yaml")
+    check_keys(
+        base,
+        [o for o in ours if o.key not in GROUPS],
+        where=f"conf/{config_name}.yaml",
+        other_keys=other_keys,
+    )
     return compose_config(conf_dir, config_name, [*extra, *(o.text for o in ours)])
 
 

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from omegaconf import DictConfig, ListConfig
 
-from codefu_data.compose import ConfigError
+from codefu_data.compose import ConfigError, did_you_mean, dotted_keys
 from codefu_trainer.run.config import OUR_KEYS
 
 VERL_PREFIX = "verl."
@@ -34,6 +34,11 @@ class Override:
         return Override(f"{self.op}{key}{value}", self.op, key, self.value)
 
 
+def one_line(error: Exception) -> str:
+    """An error's message on one line (Hydra's messages span several)."""
+    return " ".join(line.strip() for line in str(error).splitlines() if line.strip())
+
+
 def parse_override(text: str) -> Override:
     m = _OVERRIDE.match(text.strip())
     if not m or (m["value"] is None and m["op"] != "~"):
@@ -42,6 +47,11 @@ def parse_override(text: str) -> Override:
             "trainer.total_epochs=1), +KEY=VALUE to add a key, or ~KEY to delete one."
         )
     return Override(text.strip(), m["op"] or "", m["key"].strip(), m["value"])
+
+
+def as_typed(verl_key: str) -> str:
+    """A veRL config key as a user types it: with `verl.` where its first key is also ours."""
+    return VERL_PREFIX + verl_key if verl_key.split(".", 1)[0] in OUR_KEYS else verl_key
 
 
 def split_overrides(texts: Iterable[str]) -> tuple[list[Override], list[Override]]:
@@ -81,9 +91,18 @@ def check_group_choices(
 
 
 def check_keys(
-    base: DictConfig, overrides: Sequence[Override], where: str, prefix: str = ""
+    base: DictConfig,
+    overrides: Sequence[Override],
+    where: str,
+    prefix: str = "",
+    *,
+    other_keys: Callable[[], Iterable[str]] | None = None,
+    typed: Callable[[str], str] = str,
 ) -> None:
-    """A dotted override whose key is not in `base` → error naming it and the valid keys there.
+    """A dotted override whose key is not in `base` → error naming it and the valid keys there,
+    with the closest full dotted names of `base` and of `other_keys()` (the other stage's keys;
+    asked for only when a key is wrong), each as a user types it (`typed` maps a key of
+    `base` to that: veRL's `data.X` is typed `verl.data.X`).
 
     `+KEY` (add) and `++KEY` (add or set) overrides are allowed to create keys.
     """
@@ -101,9 +120,13 @@ def check_keys(
                         if walked
                         else (prefix.rstrip(".") or "the top level")
                     )
-                    hint = _close(part, keys)
+                    space = [
+                        *map(typed, dotted_keys(base, prefix)),
+                        *(other_keys() if other_keys else ()),
+                    ]
                     raise ConfigError(
-                        f"{ov.text}: {part!r} is not a key of {here} in {where}{hint}. "
+                        f"{ov.text}: {part!r} is not a key of {here} in {where}"
+                        f"{did_you_mean(typed(prefix + ov.key), space)}. "
                         f"Valid keys there: {', '.join(sorted(keys))}."
                     )
                 node = node._get_node(part)

@@ -83,3 +83,16 @@ def check_prepared_data(cfg: TrainConfig) -> None:
         check_manifest(out_dir)
     for path in present:
         check_parquet(path, out_dir)
+
+
+def check_raw_source(source: str) -> None:
+    """The raw dataset `data.source` names (the rehearsal's warm start reads its C++
+    programs) resolves and has the columns holding them: a missing path, an unknown hub id
+    or a file without solutions stops here, before anything is composed or written."""
+    from codefu_data.reader import DataError, resolve_source
+    from codefu_data.solutions import SOLUTION_COLUMNS
+
+    try:
+        resolve_source(source).check_columns(SOLUTION_COLUMNS)
+    except DataError as exc:
+        raise BadInputError(f"data.source={source}: {exc}") from None

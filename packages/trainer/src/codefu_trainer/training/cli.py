@@ -12,21 +12,24 @@ prerequisite (no GPU, no data, no credentials), 1 the run itself failed.
 from __future__ import annotations
 
 import argparse
+import shutil
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
 from omegaconf import OmegaConf
 
-from codefu_trainer.run.compose import PrerequisiteError, compose_train, default_conf_dir
+from codefu_data.reader import DataError
+from codefu_trainer.run.compose import PrerequisiteError, default_conf_dir
 from codefu_trainer.run.config import ClusterKind
-from codefu_trainer.run.overrides import ConfigError, split_overrides
-from codefu_trainer.run.prepared_data import BadInputError, check_prepared_data
+from codefu_trainer.run.overrides import ConfigError, one_line, split_overrides
+from codefu_trainer.run.prepared_data import BadInputError, check_prepared_data, check_raw_source
 from codefu_trainer.run.progress import Heartbeat
 from codefu_trainer.run.stack import require_training_stack
 from codefu_trainer.training.compose import (
     ComposedRun,
     compose_run,
+    compose_stage1,
     require_data,
     to_train_config,
     write_resolved,
@@ -129,8 +132,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         require_training_stack("train")
         ours, _ = split_overrides(args.overrides)
-        train_cfg = to_train_config(compose_train(conf_dir, ours))
+        train_cfg = to_train_config(compose_stage1(conf_dir, ours))
         kind = train_cfg.cluster.kind
+        if kind is ClusterKind.cpu:  # the rehearsal's own inputs, before veRL is imported
+            from codefu_trainer.training.rehearsal.loop import check_rehearsal
+
+            check_rehearsal(train_cfg.rehearsal)
+            check_raw_source(train_cfg.data.source)
         if args.check:
             run = compose_checked(conf_dir, args.overrides, kind)
             assert run.verl is not None
@@ -158,11 +166,17 @@ def main(argv: Sequence[str] | None = None) -> int:
             with Heartbeat("codefu-train: composing the run (imports veRL and torch)"):
                 run = compose_run(conf_dir, args.overrides)
             require_data(run.cfg)
-            write_resolved(run)
             from codefu_trainer.training.rehearsal import loop as rehearsal
 
             assert run.verl is not None
-            final = rehearsal.run(run.cfg, run.verl, run.run_dir)
+            made_here = not run.run_dir.exists()
+            try:
+                write_resolved(run)
+                final = rehearsal.run(run.cfg, run.verl, run.run_dir)
+            except (ConfigError, BadInputError, DataError):
+                if made_here:  # a run stopped by its input leaves nothing behind
+                    shutil.rmtree(run.run_dir, ignore_errors=True)
+                raise
             if run.cfg.run.evaluate_final:
                 from codefu_trainer.evaluation.run import evaluate_trained_model
 
@@ -176,13 +190,16 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         return sagemaker_job.submit_run(run, force=args.force, verbose=args.verbose)
     except ConfigError as exc:
-        print(f"codefu-train: configuration error: {exc}\nNothing was started.", file=sys.stderr)
+        print(
+            f"codefu-train: configuration error: {one_line(exc)} Nothing was started.",
+            file=sys.stderr,
+        )
         return EXIT_CONFIG
-    except BadInputError as exc:
-        print(f"codefu-train: {exc}\nNothing was started.", file=sys.stderr)
+    except (BadInputError, DataError) as exc:
+        print(f"codefu-train: {one_line(exc)} Nothing was started.", file=sys.stderr)
         return EXIT_CONFIG
     except PrerequisiteError as exc:
-        print(f"codefu-train: {exc}", file=sys.stderr)
+        print(f"codefu-train: {one_line(exc)}", file=sys.stderr)
         return EXIT_PREREQUISITE
 
 

@@ -26,7 +26,13 @@ from codefu_trainer.run.config import (
     data_files,
     judge_on_judge_hosts,
 )
-from codefu_trainer.run.overrides import ConfigError, split_overrides
+from codefu_trainer.run.overrides import (
+    ConfigError,
+    Override,
+    as_typed,
+    dotted_keys,
+    split_overrides,
+)
 
 if TYPE_CHECKING:
     from codefu_trainer.training.verl.config import ClusterExtension
@@ -41,6 +47,19 @@ class ComposedRun:
     run_dir: Path
     conf_dir: Path
     overrides: list[str]
+
+
+def compose_stage1(conf_dir: Path, ours: Sequence[Override]) -> DictConfig:
+    """Stage 1 of a training run (conf/train.yaml); a misspelled key's suggestions come from
+    both stages' keys (ours and veRL's)."""
+    return compose_train(conf_dir, ours, other_keys=lambda: verl_keys(conf_dir))
+
+
+def verl_keys(conf_dir: Path) -> list[str]:
+    """veRL's config keys as full dotted names, as a user types them (for suggestions)."""
+    from codefu_trainer.training.verl.config import compose_verl
+
+    return [as_typed(key) for key in dotted_keys(compose_verl(conf_dir, []))]
 
 
 def to_train_config(node: DictConfig) -> TrainConfig:
@@ -123,7 +142,7 @@ def compose_run(
     )
 
     ours, theirs = split_overrides(overrides)
-    node = compose_train(conf_dir, ours)
+    node = compose_stage1(conf_dir, ours)
     cfg = to_train_config(node)
     judge_on_judge_hosts(cfg.cluster, cfg.reward)
     run_dir = resolve_run_dir(cfg)

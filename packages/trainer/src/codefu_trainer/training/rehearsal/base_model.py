@@ -25,6 +25,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from codefu_data.compose import ConfigError
 from codefu_trainer.run.config import RehearsalConfig, TinyModelConfig
 
 # Bump when the warm start's code changes what a cached model would be.
@@ -86,7 +87,7 @@ def select_problems(
         if len(chosen) == r.problems:
             break
     if require_all and len(chosen) < r.problems:
-        raise ValueError(
+        raise ConfigError(
             f"rehearsal.problems={r.problems}, but only {len(chosen)} training problems of data "
             f"source {source!r} have accepted and rejected C++ programs of at most "
             f"rehearsal.max_program_bytes={r.max_program_bytes} bytes: lower rehearsal.problems "
@@ -94,7 +95,7 @@ def select_problems(
         )
     prompts = [json.dumps(row["prompt"]) for row in chosen]
     if len(set(prompts)) < len(prompts):
-        raise ValueError(
+        raise ConfigError(
             "two rehearsal problems have the same prompt after the cut to "
             "rehearsal.max_prompt_tokens characters: raise it so the model can tell them apart."
         )
@@ -124,7 +125,7 @@ def cached_base_model(
 ) -> Path:
     """`out_dir` holding the warm-started tiny model: copied from the cache, or built, cached
     and copied. An existing complete `out_dir` (a resumed run) is kept as it is."""
-    from codefu_trainer.run.progress import Progress
+    from codefu_trainer.run.progress import Heartbeat, Progress
     from codefu_trainer.training.rehearsal.tiny_model import warm_start, write_tiny_model
 
     if (out_dir / "config.json").is_file() and (out_dir / "tokenizer.json").is_file():
@@ -140,15 +141,22 @@ def cached_base_model(
                 return
             start = time.perf_counter()
             progress = Progress("codefu-train: warm start", r.warmup_steps)
-            losses = warm_start(
-                model,
-                tok,
-                examples,
-                steps=r.warmup_steps,
-                lr=r.warmup_lr,
-                seed=r.seed,
-                on_step=lambda done, loss: progress.update(done, loss=loss),
-            )
+            # A step slower than the progress lines' interval (a busy machine) still prints.
+            with Heartbeat("codefu-train: warm start") as beat:
+
+                def on_step(done: int, loss: float) -> None:
+                    progress.update(done, loss=loss)
+                    beat.mark(f"codefu-train: warm start: step {done + 1}/{r.warmup_steps}")
+
+                losses = warm_start(
+                    model,
+                    tok,
+                    examples,
+                    steps=r.warmup_steps,
+                    lr=r.warmup_lr,
+                    seed=r.seed,
+                    on_step=on_step,
+                )
             print(
                 f"codefu-train: warm start of the tiny model on {len(examples)} programs: "
                 f"{len(losses)} steps, loss {losses[0]:.3f} -> {losses[-1]:.3f} in "

@@ -29,12 +29,14 @@ from omegaconf import DictConfig, OmegaConf
 from codefu_trainer.reward.step_metrics import failure_alert, step_metrics
 from codefu_trainer.run.config import (
     ModelKind,
+    RehearsalConfig,
     TrainConfig,
     checkpoint_dir,
     final_model_dir,
     mlflow_tracking_uri,
 )
 from codefu_trainer.run.local_ray import start_ray
+from codefu_trainer.run.overrides import ConfigError
 from codefu_trainer.run.progress import Heartbeat
 from codefu_trainer.run.prompt_rows import load_prompts
 from codefu_trainer.run.tracking import Tracker
@@ -48,6 +50,37 @@ STEP_BEAT_S = 9.0
 # step trains on what it has (veRL: max_num_gen_batches; 0 there means unbounded).
 MAX_GENERATION_BATCHES = 4
 ALERT_TAG = "codefu.judge_failure_alert"  # MLflow tag of a step with too many judge failures
+
+
+def check_rehearsal(r: RehearsalConfig) -> None:
+    """The rehearsal's numbers are in range: a ConfigError naming the key, before anything
+    starts (`codefu-train` checks this before it composes veRL's config)."""
+    minimums = {
+        "steps": 1,
+        "problems": 1,
+        "prompts_per_step": 1,
+        "num_generations": 2,  # a group of one has no relative advantage
+        "max_prompt_tokens": 1,
+        "max_completion_tokens": 1,
+        "max_program_bytes": 1,
+        "warmup_steps": 0,
+        "save_steps": 1,
+    }
+    for key, least in minimums.items():
+        if getattr(r, key) < least:
+            raise ConfigError(f"rehearsal.{key}={getattr(r, key)}: use a number >= {least}.")
+    for key in ("warmup_lr", "learning_rate", "temperature"):
+        value = getattr(r, key)
+        if value is not None and not value > 0:
+            raise ConfigError(f"rehearsal.{key}={value}: use a number > 0.")
+    if r.reward_sign not in (1, -1):
+        raise ConfigError(f"rehearsal.reward_sign={r.reward_sign}: use 1 or -1.")
+    if (r.prompts_per_step * r.num_generations) % MINI_BATCHES:
+        raise ConfigError(
+            f"rehearsal.prompts_per_step x rehearsal.num_generations = "
+            f"{r.prompts_per_step * r.num_generations} must be a multiple of {MINI_BATCHES}: one "
+            "generation batch is split into that many PPO mini-batches."
+        )
 
 
 def latest_checkpoint(ckpt_dir: Path) -> Path | None:
@@ -374,8 +407,7 @@ def run(cfg: TrainConfig, verl: DictConfig, run_dir: Path) -> Path:
 
     hf_logging.disable_progress_bar()
     r = cfg.rehearsal
-    if r.reward_sign not in (1, -1):
-        raise ValueError(f"rehearsal.reward_sign={r.reward_sign}: use 1 or -1.")
+    check_rehearsal(r)
     run_dir.mkdir(parents=True, exist_ok=True)
     train_file, _ = data_files(cfg)
     rows, examples = select_problems(

@@ -27,8 +27,10 @@ from codefu_trainer.run.config import (
 from codefu_trainer.run.overrides import (
     ConfigError,
     Override,
+    as_typed,
     check_group_choices,
     check_keys,
+    dotted_keys,
     hydra_value,
 )
 
@@ -157,7 +159,13 @@ def build_verl_config(
     if keys:
         # With the chosen recipe/curriculum: their keys can be overridden too.
         base = compose_verl(conf_dir, [*derived, *groups])
-        check_keys(base, keys, where="veRL's config (conf/verl/grpo.yaml + ppo_trainer)")
+        check_keys(
+            base,
+            keys,
+            where="veRL's config (conf/verl/grpo.yaml + ppo_trainer)",
+            other_keys=lambda: dotted_keys(OmegaConf.structured(cfg)),
+            typed=as_typed,
+        )
     return compose_verl(conf_dir, [*derived, *(o.text for o in user_overrides)])
 
 
