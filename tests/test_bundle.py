@@ -23,9 +23,9 @@ import pytest
 from repo import ROOT, lock_pins
 
 sys.path.insert(0, str(ROOT))
-from noxfile import (
+from noxfile import find_links_args
+from tools.bundle import (
     excluded_by_base,
-    find_links_args,
     parse_base,
     parse_resolution,
     target_tags,

@@ -28,8 +28,9 @@ def _check(root: Path, *profiles: str) -> subprocess.CompletedProcess[str]:
 
 
 def _copy_of_the_repository(tmp_path: Path) -> Path:
-    """What the lock is made from: noxfile, root pyproject, locks/, the packages' sources."""
-    for name in ("noxfile.py", "pyproject.toml", "locks"):
+    """What the lock is made from: noxfile (and tools/, which it imports), root pyproject,
+    locks/, the packages' sources."""
+    for name in ("noxfile.py", "tools", "pyproject.toml", "locks"):
         src = ROOT / name
         (shutil.copytree if src.is_dir() else shutil.copy)(src, tmp_path / name)
     for package in PACKAGES:
