@@ -210,7 +210,7 @@ def parse_request(session: nox.Session, repo: Repository) -> argparse.Namespace:
     args = parser.parse_args(session.posargs)
     args.argv = list(session.posargs)
     if not re.fullmatch(r"3\.\d+", args.python):
-        session.error(f"--python {args.python}: give a CPython version X.Y, e.g. 3.12.")
+        session.error(f"--python {args.python}: give a CPython version X.Y (e.g. 3.12).")
     if not PLATFORM_TAG.fullmatch(args.platform):
         session.error(
             f"--platform {args.platform}: give a manylinux tag as pip names it, e.g. "
