@@ -29,7 +29,7 @@ class ClusterKind(enum.Enum):
     # veRL on this machine's GPUs (inside a SageMaker job: on the job's Ray cluster)
     local = "local"
     cpu = "cpu"  # the CPU rehearsal (TRL GRPOTrainer + tiny model)
-    cpu_verl = "cpu_verl"  # veRL's own trainer on this machine's CPU (tiny model, hf_cpu rollout)
+    cpu_verl = "cpu_verl"  # veRL's own trainer on this machine's CPU (tiny model, hf rollout)
     sagemaker = "sagemaker"  # submit a SageMaker training job that runs `local` inside
 
 

@@ -25,8 +25,10 @@ EXIT_CHECKPOINT = 4  # checkpoints that cannot be resumed from or exported as th
 
 
 def run(verl: DictConfig, cfg: TrainConfig, run_dir: Path) -> int:
-    """Train with veRL on GPUs (vLLM rollouts); returns an exit code."""
-    if importlib.util.find_spec("vllm") is None:
+    """Train with veRL on GPUs (vLLM rollouts, or the smoke's `hf` rollout where vLLM is
+    missing); returns an exit code."""
+    vllm_rollout = str(OmegaConf.select(verl, "actor_rollout_ref.rollout.name")) == "vllm"
+    if vllm_rollout and importlib.util.find_spec("vllm") is None:
         print(
             "codefu-train: vLLM is not installed; veRL's rollouts need it. `nox -s train` installs "
             "it on a CUDA machine (trainer[gpu]); elsewhere: pip install 'codefu-trainer[gpu]'.",

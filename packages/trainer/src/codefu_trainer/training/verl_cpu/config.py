@@ -40,7 +40,7 @@ def data_dir(run_dir: Path) -> Path:
 
 
 def cpu_values(cfg: TrainConfig, run_dir: Path) -> dict[str, Any]:
-    """veRL keys for its trainer on CPU: the hf_cpu rollout, FSDP2 (grpo.yaml's) in fp32, the
+    """veRL keys for its trainer on CPU: the hf rollout, FSDP2 (grpo.yaml's) in fp32, the
     rehearsal's sizes and algorithm settings, Ray and TransferQueue sized for a small machine."""
     r = cfg.rehearsal
     data = data_dir(run_dir) / cfg.data.tier
