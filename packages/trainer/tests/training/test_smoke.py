@@ -31,7 +31,7 @@ from pathlib import Path
 
 import pytest
 
-from codefu_trainer.training import smoke
+from codefu_trainer.training import phase_probe, smoke
 
 from ..conftest import CONF
 
@@ -92,6 +92,7 @@ def test_two_steps_with_checkpoints_without_silent_errors(ran: dict) -> None:
         assert message not in ran["train"]
     assert [int(r["step"]) for r in _steps(ran["train"])] == [1, 2]
     assert "codefu-train --smoke: train: ok" in ran["out"]
+    assert "final model" not in ran["train"]  # run.export_final=false: the resume exports
 
 
 @pytest.mark.slow
@@ -240,7 +241,7 @@ def test_rows_compare_on_a_gpu_only_and_the_rollout_only_with_vllm() -> None:
 
 def test_the_probe_keeps_each_phases_peak_and_the_judging_tail(tmp_path: Path) -> None:
     values = iter([5, 9, 7, 3, 4])
-    probe = smoke.PhaseProbe(tmp_path / "p.jsonl", lambda: next(values), "fake", period=60)
+    probe = phase_probe.PhaseProbe(tmp_path / "p.jsonl", lambda: next(values), "fake", period=60)
     probe.begin("old log-probs")  # 5
     probe._open["old log-probs"].peak = max(probe._open["old log-probs"].peak, next(values))  # 9
     probe.end("old log-probs")  # 7
@@ -257,7 +258,7 @@ def test_the_probe_keeps_each_phases_peak_and_the_judging_tail(tmp_path: Path) -
 
 
 def test_the_cpu_measure_counts_this_process() -> None:
-    assert smoke.tree_pss_sampler(os.getpid())() > 10 * 2**20
+    assert phase_probe.tree_pss_sampler(os.getpid())() > 10 * 2**20
 
 
 def test_the_smoke_refuses_a_cluster_that_is_not_this_machine(
@@ -270,14 +271,13 @@ def test_the_smoke_refuses_a_cluster_that_is_not_this_machine(
     assert "cluster=sagemaker_p4de: the smoke runs on this machine" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("vllm", [True, False])
-def test_the_gpu_smoke_composes_one_gpu_fsdp2_and_a_plan(
-    vllm: bool, prepared_data: Path, tmp_path: Path
+def test_the_gpu_smoke_composes_one_gpu_fsdp2_the_hf_rollout_and_a_plan(
+    prepared_data: Path, tmp_path: Path
 ) -> None:
-    """What a GPU smoke's stages compose (veRL's own checks included), without a GPU: one
-    GPU, FSDP2, vLLM or the hf rollout with its Ray hook, the probe's settings, a plan."""
-    from codefu_trainer.training.compose import compose_run
-    from codefu_trainer.training.preflight import preflight
+    """What a GPU smoke's stages compose without vLLM (veRL's own checks included), without
+    a GPU: one GPU, FSDP2, the hf rollout with its Ray hook, the probe's settings; and the
+    plan the table reads from the run's written config."""
+    from codefu_trainer.training.compose import compose_run, write_resolved
     from codefu_trainer.training.verl_cpu.hook import HOOK
 
     run_dir = tmp_path / "run"
@@ -286,27 +286,28 @@ def test_the_gpu_smoke_composes_one_gpu_fsdp2_and_a_plan(
     (run_dir / "base_model" / "config.json").write_text(
         json.dumps({**shape, "vocab_size": smoke.GPU_VOCAB, "tie_word_embeddings": True})
     )
-    overrides = smoke.stage_overrides(
-        run_dir, prepared_data, 0, ["verl.data.train_batch_size=2"], vllm
-    )
-    run = compose_run(
-        CONF,
-        [*overrides, *smoke.steps_overrides(0, smoke.STEPS), "cluster.gpu_memory_gib=80"],
-        gpus_detected=1,
-    )
+    user = ["verl.data.train_batch_size=2", "cluster.gpu_memory_gib=80"]
+    overrides = smoke.stage_overrides(run_dir, prepared_data, 0, user, vllm=False)
+    with_vllm = smoke.stage_overrides(run_dir, prepared_data, 0, user, vllm=True)
+    assert [o for o in overrides if o not in with_vllm] == [
+        "actor_rollout_ref.rollout.name=hf",
+        f"++ray_kwargs.ray_init.runtime_env.worker_process_setup_hook={HOOK}",
+    ]
+    steps = smoke.steps_overrides(0, smoke.STEPS)
+    run = compose_run(CONF, [*overrides[:1], *steps, *overrides[1:]], gpus_detected=1)
     verl = run.verl
     assert verl is not None and run.cfg.model.path == str(run_dir / "base_model")
     assert (verl.trainer.n_gpus_per_node, verl.trainer.total_training_steps) == (1, 3)
     assert verl.actor_rollout_ref.actor.strategy == verl.actor_rollout_ref.ref.strategy == "fsdp2"
     assert verl.data.train_batch_size == 2  # the user's override comes last
     env = verl.ray_kwargs.ray_init.runtime_env
-    assert env.env_vars[smoke.GPU_INDEX_ENV] == "0"
-    assert env.env_vars[smoke.PHASE_LOG_ENV] == str(run_dir / "smoke" / "phases.jsonl")
-    if vllm:
-        assert verl.actor_rollout_ref.rollout.name == "vllm"
-    else:
-        assert verl.actor_rollout_ref.rollout.name == "hf"
-        assert env.worker_process_setup_hook == HOOK
-    plan = preflight(run).plan
+    assert env.env_vars[phase_probe.GPU_INDEX_ENV] == "0"
+    assert env.env_vars[phase_probe.PHASE_LOG_ENV] == str(run_dir / "smoke" / "phases.jsonl")
+    assert verl.actor_rollout_ref.rollout.name == "hf"
+    assert env.worker_process_setup_hook == HOOK
+    write_resolved(run)
+    plan, note = smoke.smoke_plan(smoke.Smoke(CONF, run_dir, 0, overrides))
     assert plan is not None and plan.shape.params == pytest.approx(0.494e9, rel=0.01)
     assert {p.name for p in plan.phases} == set(smoke.PHASES)
+    assert plan.inputs.actor_tokens == 4096 and plan.inputs.gpus_per_node == 1
+    assert note.startswith("plan: fsdp2, 0.49B params; exit 0 needs")

@@ -183,6 +183,9 @@ class RunConfig:
     # cluster=cpu: after training, evaluate the final model on the test split (pass@k,
     # codefu_trainer.evaluation) into <run dir>/eval and this run's MLflow run.
     evaluate_final: bool = False
+    # veRL runs: merge the newest checkpoint into the final Hugging Face model after
+    # training. False leaves the checkpoints only (`codefu-train --smoke`'s first stage).
+    export_final: bool = True
 
 
 @dataclass

@@ -12,11 +12,9 @@ after the last response of a step. On a GPU the exit code also holds the plan to
 measured (`PLAN_BELOW`, `PLAN_ABOVE`); on a CPU the memory is not device memory and is not
 compared.
 
-The measurements come from veRL's trainer process: `PhaseProbe` (enabled there by
-PHASE_LOG_ENV, `verl_trainer`) samples the memory while each phase runs and writes one
+The measurements come from veRL's trainer process: `phase_probe.PhaseProbe` (enabled there
+by PHASE_LOG_ENV, `verl_trainer`) samples the memory while each phase runs and writes one
 JSON line per phase and step.
-
-This module's top level imports neither torch nor veRL (the trainer process imports it).
 """
 
 from __future__ import annotations
@@ -29,18 +27,15 @@ import re
 import shutil
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from codefu_trainer.training.config import TinyModelConfig
+from codefu_trainer.training.config import TinyModelConfig, TrainConfig
+from codefu_trainer.training.phase_probe import GPU_INDEX_ENV, PHASE_LOG_ENV, ROOT_PID_ENV
 
-PHASE_LOG_ENV = "CODEFU_PHASE_LOG"
-ROOT_PID_ENV = "CODEFU_SMOKE_ROOT_PID"  # CPU: the process tree whose memory is measured
-GPU_INDEX_ENV = "CODEFU_SMOKE_GPU"  # GPU: the NVML index of the GPU the smoke trains on
 # The phases of a veRL step the memory plan names (memory_plan._phases).
 PHASES = ("rollout", "old log-probs", "reference log-probs", "actor update")
 STEPS = 3
@@ -58,162 +53,7 @@ GPU_SHAPE = TinyModelConfig(
     max_position_embeddings=32768,
 )
 GPU_VOCAB = 151936
-# Sampling periods of the memory probes (seconds).
-GPU_PERIOD = 0.02
-SMI_PERIOD = 0.2
-CPU_PERIOD = 0.25
 GIB = 1024**3
-
-
-# --- the probe, in veRL's trainer process -------------------------------------------------
-
-
-def nvml_sampler(index: int) -> Callable[[], int] | None:
-    """Bytes in use on GPU `index` (NVML: every process's allocations and CUDA contexts), or
-    None where NVML is not available."""
-    try:
-        import pynvml  # type: ignore[import-not-found, import-untyped, unused-ignore]
-
-        pynvml.nvmlInit()
-        handle = pynvml.nvmlDeviceGetHandleByIndex(index)
-    except Exception:  # no NVML here: the CPU measure is used
-        return None
-    return lambda: int(pynvml.nvmlDeviceGetMemoryInfo(handle).used)
-
-
-def smi_sampler(index: int) -> Callable[[], int] | None:
-    """nvidia-smi's memory in use on GPU `index` (where NVML's Python binding is missing),
-    or None without nvidia-smi."""
-    from codefu_trainer.training.gpu import nvidia_smi
-
-    query = ("--query-gpu=memory.used", "--format=csv,noheader,nounits", "-i", str(index))
-
-    def sample() -> int:
-        out = (nvidia_smi(*query) or "0").strip().splitlines() or ["0"]
-        return int(float(out[0]) * 2**20)
-
-    return sample if nvidia_smi(*query) is not None else None
-
-
-def tree_pss_sampler(root: int) -> Callable[[], int]:
-    """Bytes of the process tree under `root` (its proportional set size: shared pages
-    counted once in all), read from /proc."""
-
-    def sample() -> int:
-        children: dict[int, list[int]] = {}
-        for entry in Path("/proc").iterdir():
-            if not entry.name.isdigit():
-                continue
-            with contextlib.suppress(OSError, ValueError, IndexError):
-                stat = (entry / "stat").read_text()
-                ppid = int(stat[stat.rindex(")") + 2 :].split()[1])
-                children.setdefault(ppid, []).append(int(entry.name))
-        total, todo = 0, [root]
-        while todo:
-            pid = todo.pop()
-            todo += children.get(pid, [])
-            with contextlib.suppress(OSError, ValueError):
-                for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
-                    if line.startswith("Pss:"):
-                        total += int(line.split()[1]) * 1024
-                        break
-        return total
-
-    return sample
-
-
-@dataclass
-class _Open:
-    start: float
-    peak: int
-
-
-class PhaseProbe:
-    """Each phase's wall time and peak memory (sampled every `period` s and at its ends),
-    one JSON line per phase to `log`."""
-
-    def __init__(self, log: Path, sample: Callable[[], int], measure: str, period: float):
-        self.log = log
-        self.sample = sample
-        self.measure = measure
-        self.period = period
-        self._open: dict[str, _Open] = {}
-        self._done: list[dict[str, Any]] = []
-        self._lock = threading.Lock()
-        threading.Thread(target=self._run, name="codefu-phase-probe", daemon=True).start()
-
-    def _run(self) -> None:
-        while True:
-            time.sleep(self.period)
-            if not self._open:
-                continue
-            value = self.sample()
-            with self._lock:
-                for phase in self._open.values():
-                    phase.peak = max(phase.peak, value)
-
-    def begin(self, name: str) -> None:
-        value = self.sample()
-        with self._lock:
-            self._open[name] = _Open(time.monotonic(), value)
-
-    def end(self, name: str) -> None:
-        value = self.sample()
-        with self._lock:
-            phase = self._open.pop(name, None)
-            if phase is not None:
-                self._done.append(
-                    {
-                        "phase": name,
-                        "seconds": time.monotonic() - phase.start,
-                        "peak_bytes": max(phase.peak, value),
-                    }
-                )
-
-    @contextlib.contextmanager
-    def phase(self, name: str) -> Iterator[None]:
-        self.begin(name)
-        try:
-            yield
-        finally:
-            self.end(name)
-
-    def write_step(self, step: int, metrics: dict[str, Any]) -> None:
-        """The step's phases and its judging tail (`judge/tail_seconds`) to the log."""
-        with self._lock:
-            done, self._done = self._done, []
-        lines = [{"step": step, "measure": self.measure, **d} for d in done]
-        lines.append(
-            {
-                "step": step,
-                "phase": "judging after the last response",
-                "seconds": float(metrics.get("judge/tail_seconds", 0.0)),
-                "jobs": float(metrics.get("judge/jobs", 0.0)),
-            }
-        )
-        with self.log.open("a") as out:
-            out.writelines(json.dumps(line) + "\n" for line in lines)
-
-
-def probe_from_env() -> PhaseProbe | None:
-    """The probe the smoke asked for (PHASE_LOG_ENV), measuring the GPU (NVML, else
-    nvidia-smi) where the smoke trains on one, else the process tree under ROOT_PID_ENV; None
-    when not asked."""
-    log = os.environ.get(PHASE_LOG_ENV)
-    if not log:
-        return None
-    gpu = os.environ.get(GPU_INDEX_ENV)
-    if gpu:
-        sample = nvml_sampler(int(gpu))
-        if sample is not None:
-            return PhaseProbe(Path(log), sample, f"GPU {gpu} memory used (NVML)", GPU_PERIOD)
-        sample = smi_sampler(int(gpu))
-        if sample is not None:
-            measure = f"GPU {gpu} memory used (nvidia-smi)"
-            return PhaseProbe(Path(log), sample, measure, SMI_PERIOD)
-    root = int(os.environ.get(ROOT_PID_ENV) or os.getpid())
-    measure = "PSS of the run's processes (CPU)"
-    return PhaseProbe(Path(log), tree_pss_sampler(root), measure, CPU_PERIOD)
 
 
 # --- the smoke -----------------------------------------------------------------------------
@@ -314,10 +154,12 @@ def stage_overrides(
 
 
 def steps_overrides(gpu: int | None, steps: int) -> list[str]:
-    """Train to step `steps` (the shipped sample's 8 problems: 2 steps an epoch on a GPU)."""
+    """Train to step `steps` (the shipped sample's 8 problems: 2 steps an epoch on a GPU);
+    only the last stage exports the final model."""
+    export = [] if steps == STEPS else ["run.export_final=false"]  # the resume exports
     if gpu is None:
-        return [f"rehearsal.steps={steps}"]
-    return [f"trainer.total_training_steps={steps}", f"trainer.total_epochs={steps}"]
+        return [f"rehearsal.steps={steps}", *export]
+    return [f"trainer.total_training_steps={steps}", f"trainer.total_epochs={steps}", *export]
 
 
 def run_stage(smoke: Smoke, name: str, steps: int) -> tuple[int, str]:
@@ -561,24 +403,24 @@ def print_table(
 
 
 def smoke_plan(smoke: Smoke) -> tuple[Any, str]:
-    """The preflight's memory plan for the resumed stage's composed config (None and why
-    when it cannot be made), and the table's note on it."""
-    from codefu_trainer.training.compose import compose_run
+    """The preflight's memory plan for the config the resumed stage ran (its
+    <run dir>/config/{train,verl}.yaml), or None and why, and the table's note on it."""
+    from omegaconf import OmegaConf
+
+    from codefu_trainer.training.compose import to_train_config
     from codefu_trainer.training.memory_plan import MARGIN
     from codefu_trainer.training.model_shape import ShapeError, resolve_shape
     from codefu_trainer.training.preflight import gpu_of
 
-    overrides = [*smoke.overrides[:1], *steps_overrides(smoke.gpu, STEPS), *smoke.overrides[1:]]
-    if smoke.gpu is None:
-        from codefu_trainer.training.verl_cpu import run as cpu
-
-        run = cpu.compose(smoke.conf_dir, overrides)
-    else:
-        run = compose_run(smoke.conf_dir, overrides, gpus_detected=1)
-    assert run.verl is not None
-    path = str(run.verl.actor_rollout_ref.model.path)  # the CPU path's tiny model is local
+    config = smoke.run_dir / "config"
+    if not (config / "verl.yaml").is_file():
+        return None, f"plan: none (no {config / 'verl.yaml'}: no stage composed a run)"
+    verl = OmegaConf.load(config / "verl.yaml")
+    schema = OmegaConf.structured(TrainConfig)
+    cfg = to_train_config(OmegaConf.merge(schema, OmegaConf.load(config / "train.yaml")))
+    path = str(verl.actor_rollout_ref.model.path)  # the CPU path's tiny model is local
     try:
-        shape = resolve_shape(path, run.cfg.model.shape, run.cfg.model.name)
+        shape = resolve_shape(path, cfg.model.shape, cfg.model.name)
     except ShapeError as exc:
         return None, f"plan: none ({exc})"
     bounds = (
@@ -589,17 +431,17 @@ def smoke_plan(smoke: Smoke) -> tuple[Any, str]:
         import psutil
 
         ram = psutil.virtual_memory().total / GIB
-        plan = _plan(run.verl, shape, "CPU", ram)
+        plan = _plan(verl, shape, "CPU", ram)
         note = (
             "plan: the GPU plan of this shape and these settings, printed for reference; on a "
             "CPU the measure is not device memory (fp32, no vLLM), so nothing is compared; "
             "on a GPU " + bounds
         )
         return plan, note
-    gpu = gpu_of(run.cfg)
+    gpu = gpu_of(cfg)
     if isinstance(gpu, str):
         return None, f"plan: none ({gpu})"
-    plan = _plan(run.verl, shape, gpu[0], gpu[1])
+    plan = _plan(verl, shape, gpu[0], gpu[1])
     return plan, f"plan: {plan.inputs.strategy}, {shape.params / 1e9:.2f}B params; {bounds}"
 
 

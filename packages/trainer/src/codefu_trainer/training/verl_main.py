@@ -73,15 +73,13 @@ def _train_and_export(verl: DictConfig, cfg: TrainConfig, run_dir: Path) -> int:
         from verl.trainer.main_ppo_v0 import TaskRunner
 
         run_ppo(verl, task_runner_class=TaskRunner)
-    out = export_final_model(  # gathers the shards of every node (export.py)
-        Path(verl.trainer.default_local_dir),
-        final_model_dir(run_dir),
-        trust_remote_code=cfg.model.trust_remote_code,
-    )
-    summary = {
-        "run_dir": str(run_dir),
-        "checkpoints": str(verl.trainer.default_local_dir),
-        "model": str(out),
-    }
+    summary = {"run_dir": str(run_dir), "checkpoints": str(verl.trainer.default_local_dir)}
+    if cfg.run.export_final:
+        out = export_final_model(  # gathers the shards of every node (export.py)
+            Path(verl.trainer.default_local_dir),
+            final_model_dir(run_dir),
+            trust_remote_code=cfg.model.trust_remote_code,
+        )
+        summary["model"] = str(out)
     print("codefu-train: done " + json.dumps(summary), flush=True)
     return 0
