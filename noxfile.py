@@ -411,6 +411,16 @@ def train(session: nox.Session) -> None:
     run_cli(session, "codefu-train", "--config-dir", str(ROOT / "conf"), *session.posargs)
 
 
+@nox.session(python=PYTHON)
+def smoke(session: nox.Session) -> None:
+    """`codefu-train --smoke`: 3 GRPO steps of veRL's trainer on this machine's GPU (its CPU
+    without one), checkpoint, torn-step resume, export, and the per-phase memory table
+    (docs/smoke.md). Arguments are Hydra overrides: `nox -s smoke -- cluster=local`."""
+    install(session, *editables(trainer=training_extras(), launcher="submit"))
+    conf = str(ROOT / "conf")
+    run_cli(session, "codefu-train", "--config-dir", conf, "--smoke", *session.posargs)
+
+
 def console_scripts() -> dict[str, str]:
     """Each console script of the four packages → the package that declares it."""
     return {

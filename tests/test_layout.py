@@ -26,6 +26,7 @@ CONSOLE_SCRIPTS = {
 REQUIRED_SESSIONS = {
     "prepare",
     "train",
+    "smoke",
     "evaluate",
     "judge-tests",
     "tests",
@@ -221,9 +222,11 @@ LAYERS = (
     ),
     Layer(
         "codefu_trainer.training.verl.cpu",
-        why="veRL on CPU is reached only through its entry point, from codefu-train's dispatch",
+        why="veRL on CPU is reached only through its entry point, from codefu-train's dispatch "
+        "and its --smoke",
         entry_points={
-            "codefu_trainer.training.cli": frozenset({"codefu_trainer.training.verl.cpu.run"})
+            "codefu_trainer.training.cli": frozenset({"codefu_trainer.training.verl.cpu.run"}),
+            "codefu_trainer.training.smoke": frozenset({"codefu_trainer.training.verl.cpu.run"}),
         },
     ),
 )

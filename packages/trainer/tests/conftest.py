@@ -108,7 +108,7 @@ def _no_mlflow_run_between_tests() -> Iterator[None]:
 # (`--dist=loadfile`) the other workers then take the many short files meanwhile, instead of
 # one worker starting a long file when the rest of the suite is done.
 LONGEST_FILES = (
-    "training/test_verl_cpu_trainer.py",
+    "training/test_smoke.py",
     "training/test_rehearsal.py",
     "training/test_export.py",
     "reward/test_cluster.py",

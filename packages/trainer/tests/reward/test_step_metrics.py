@@ -132,6 +132,8 @@ def test_judge_window_counts_and_restarts() -> None:
     s = w.take(cpus=4)
     assert (s.jobs, s.duplicates, s.queue_high_water) == (2, 1, 3)
     assert s.wall_seconds == 3.0  # 9.0 → 12.0
+    assert s.tail_seconds == 2.0  # the last job arrived at 10.0; judging ended at 12.0
+    assert step_metrics([], s)["judge/tail_seconds"] == 2.0
     assert s.compile_cpu_seconds == 0.75 and s.run_cpu_seconds == 1.0
     assert (s.audited, s.flips, s.audit_failures) == (3, 1, 1)
     assert s.flip_details == [flip] and s.cpus == 4.0
@@ -139,6 +141,7 @@ def test_judge_window_counts_and_restarts() -> None:
     # Restarted; the job still waiting is the next window's starting high-water mark.
     s2 = w.take(cpus=4)
     assert (s2.jobs, s2.wall_seconds, s2.queue_high_water, s2.flip_details) == (0, 0.0, 1, [])
+    assert s2.tail_seconds == 0.0
     assert WindowStats.from_dict(s.to_dict()) == s
 
 

@@ -80,7 +80,6 @@ def saved(tmp_path_factory: pytest.TempPathFactory) -> dict:
             "actor_rollout_ref.rollout.n=2",
             "actor_rollout_ref.rollout.tensor_model_parallel_size=1",
             "actor_rollout_ref.actor.ppo_mini_batch_size=2",
-            "actor_rollout_ref.actor.strategy=fsdp2",  # FSDP1 needs an accelerator
             "actor_rollout_ref.actor.use_torch_compile=false",
             "+actor_rollout_ref.actor.fsdp_config.mixed_precision={param_dtype:fp32}",
             f"actor_rollout_ref.model.path={model}",

@@ -18,6 +18,8 @@ from codefu_trainer.training.planning.preflight import (
     length_checks,
     model_files_check,
     preflight,
+    report,
+    strategy_check,
 )
 
 from ..conftest import CONF
@@ -44,6 +46,78 @@ def test_the_shipped_gpu_profiles_pass_their_plan_with_real_sized_data(
     assert result.plan is not None and result.plan.fits
     update = result.plan.phase("actor update")
     assert update.total_gib < 0.9 * 79.2  # an 80 GB A100 / H100 with its margin
+
+
+@pytest.mark.parametrize("cluster", ["local", "sagemaker_p4de", "sagemaker_p5", "sagemaker_hetero"])
+def test_every_gpu_cluster_trains_fsdp2_and_the_plan_names_it(
+    cluster: str, gpu_sized_data: Path, tmp_path: Path
+) -> None:
+    """One FSDP on CPU and GPU: the strategy the checkpoints, export and plan are built on."""
+    run = compose_run(
+        CONF,
+        [
+            f"cluster={cluster}",
+            "cluster.gpu_memory_gib=80",  # cluster=local plans without nvidia-smi
+            f"data.out_dir={gpu_sized_data}",
+            f"run.dir={tmp_path}",
+        ],
+        gpus_detected=8,
+    )
+    assert run.verl is not None
+    arf = run.verl.actor_rollout_ref
+    assert arf.actor.strategy == arf.ref.strategy == run.verl.critic.strategy == "fsdp2"
+    result = preflight(run)
+    assert result.plan is not None and result.plan.inputs.strategy == "fsdp2"
+    assert result.to_json()["plan"]["strategy"] == "fsdp2"
+    lines: list[str] = []
+    report(result, lines.append)
+    assert "strategy fsdp2" in lines[0]
+    assert "ok      fsdp: strategy: actor_rollout_ref.actor.strategy=fsdp2, " in "\n".join(lines)
+
+
+@pytest.mark.parametrize(
+    ("overrides", "named"),
+    [
+        (["actor_rollout_ref.actor.strategy=fsdp"], "actor_rollout_ref.actor.strategy=fsdp, "
+         "actor_rollout_ref.ref.strategy=fsdp:"),
+        (["actor_rollout_ref.ref.strategy=fsdp"], "actor_rollout_ref.ref.strategy=fsdp:"),
+    ],
+)  # fmt: skip
+def test_an_fsdp1_override_is_refused_with_the_value_and_the_fix(
+    overrides: list[str], named: str, gpu_sized_data: Path, tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:  # fmt: skip
+    code, _, err = run_cli(
+        capsys,
+        "--check",
+        "cluster=sagemaker_p4de",
+        *overrides,
+        f"data.out_dir={gpu_sized_data}",
+        f"run.dir={tmp_path}",
+    )
+    assert code == 2
+    refusal = err[err.index("configuration error") :]
+    assert f"fsdp: strategy: {named} the memory plan, checkpoints" in refusal
+    fixed = " ".join(key + "2" for key in named.rstrip(":").split(", "))
+    assert f"fix: {fixed} (or drop the override)" in refusal
+
+
+def test_a_critic_is_held_to_fsdp2_only_where_the_run_has_one() -> None:
+    """A recipe's critic (GAE) trains with FSDP2 too; GRPO's disabled critic is not checked."""
+    verl = OmegaConf.create(
+        {
+            "actor_rollout_ref": {"actor": {"strategy": "fsdp2", "use_kl_loss": False}},
+            "algorithm": {"adv_estimator": "grpo"},
+            "critic": {"enable": None, "strategy": "fsdp"},
+        }
+    )
+    assert strategy_check(verl).ok
+    verl.algorithm.adv_estimator = "gae"
+    check = strategy_check(verl)
+    assert not check.ok and check.detail.startswith("critic.strategy=fsdp: the memory plan")
+    assert check.fix == "critic.strategy=fsdp2 (or drop the override)"
+    verl.critic.strategy = "fsdp2"
+    assert strategy_check(verl).ok
 
 
 def test_sample_sized_data_is_refused_before_anything_starts(

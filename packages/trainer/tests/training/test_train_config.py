@@ -60,7 +60,7 @@ def test_every_cluster_composes_and_passes_verl_validation(cluster: str, tmp_pat
 
 
 def test_cpu_verl_is_composed_only_with_the_cpu_settings(tmp_path: Path) -> None:
-    """veRL on CPU needs its own settings (hf_cpu rollout, CPU platform): composing it
+    """veRL on CPU needs its own settings (hf rollout, CPU platform): composing it
     without them names the CPU path's entry point; its settings compose no other cluster."""
     from codefu_trainer.training.verl.cpu import run as cpu
 

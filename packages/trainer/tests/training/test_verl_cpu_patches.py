@@ -53,8 +53,8 @@ print(json.dumps({
     "same_function": (
         ew.initialize_global_process_group_ray is dist.initialize_global_process_group_ray),
     "pin_memory": ti.CPUOffloadPolicy(pin_memory=True).pin_memory,
-    "adapter": _ROLLOUT_REGISTRY.get(("hf_cpu", "async")),
-    "replica": get_rollout_replica_class("hf_cpu").__name__,
+    "adapter": _ROLLOUT_REGISTRY.get(("hf", "async")),
+    "replica": get_rollout_replica_class("hf").__name__,
     "cpu_engine": "cpu" in str(EngineRegistry._engines["language_model"]["fsdp2"]),
 }))
 """
@@ -82,7 +82,7 @@ def test_the_hook_patches_veRL_as_it_is_imported() -> None:
     assert got["engine_workers_init_patched"] and got["same_function"]
     assert got["pin_memory"] is False
     assert got["adapter"] == patches.ROLLOUT_ADAPTER
-    assert got["replica"] == "HFCpuReplica"
+    assert got["replica"] == "HFReplica"
     assert got["cpu_engine"]
 
 
@@ -113,15 +113,15 @@ def server(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped
 
     from codefu_trainer.run.config import TinyModelConfig
     from codefu_trainer.training.rehearsal.tiny_model import write_tiny_model
-    from codefu_trainer.training.verl.cpu.rollout import HFCpuServer
+    from codefu_trainer.training.verl.cpu.rollout import HFServer
 
     shape = TinyModelConfig(
         hidden_size=32, intermediate_size=64, num_hidden_layers=1, num_attention_heads=2,
         num_key_value_heads=1,
     )  # fmt: skip
-    model = write_tiny_model(shape, tmp_path_factory.mktemp("hf_cpu") / "model")
-    config = RolloutConfig(name="hf_cpu", prompt_length=32, response_length=12)
-    return HFCpuServer(config, HFModelConfig(path=str(model)), replica_rank=0)
+    model = write_tiny_model(shape, tmp_path_factory.mktemp("hf") / "model")
+    config = RolloutConfig(name="hf", prompt_length=32, response_length=12)
+    return HFServer(config, HFModelConfig(path=str(model)), replica_rank=0)
 
 
 def _generate(server, prompts: list[list[int]], temperature: float = 1.0) -> list:  # type: ignore[no-untyped-def]

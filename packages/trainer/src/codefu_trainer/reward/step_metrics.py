@@ -68,14 +68,17 @@ class WindowStats:
     """What a judge pool did between two ``JudgeWindow.take()`` calls.
 
     ``wall_seconds``: from the arrival of the first job that finished in the window to the
-    end of the last one. ``compile_cpu_seconds`` + ``run_cpu_seconds``: the CPU the judge
-    reported for the jobs it judged (duplicates and audits not counted). ``cpus``: the
-    judge CPUs the pool holds.
+    end of the last one. ``tail_seconds``: from the arrival of the last job (a response's
+    program reaches the pool as soon as the response is generated) to the end of the last
+    one: how long judging went on after the last response. ``compile_cpu_seconds`` +
+    ``run_cpu_seconds``: the CPU the judge reported for the jobs it judged (duplicates and
+    audits not counted). ``cpus``: the judge CPUs the pool holds.
     """
 
     jobs: int = 0
     duplicates: int = 0
     wall_seconds: float = 0.0
+    tail_seconds: float = 0.0
     busy_seconds: float = 0.0
     compile_cpu_seconds: float = 0.0
     run_cpu_seconds: float = 0.0
@@ -112,6 +115,7 @@ class JudgeWindow:
         self._stats = WindowStats()
         self._first: float | None = None
         self._last: float | None = None
+        self._last_arrival: float | None = None
 
     def queued(self) -> None:
         """A job arrived and waits for a worker."""
@@ -146,6 +150,8 @@ class JudgeWindow:
             s.run_cpu_seconds += run_cpu_seconds
             self._first = arrived if self._first is None else min(self._first, arrived)
             self._last = ended if self._last is None else max(self._last, ended)
+            last_arrival = self._last_arrival
+            self._last_arrival = arrived if last_arrival is None else max(last_arrival, arrived)
 
     def audit(self, seconds: float, flip: Flip | None = None, failed: bool = False) -> None:
         """An audit judging ended: agreeing, a flip, or a failure (no verdict to compare)."""
@@ -167,8 +173,10 @@ class JudgeWindow:
             stats.cpus = float(cpus)
             if self._first is not None and self._last is not None:
                 stats.wall_seconds = max(0.0, self._last - self._first)
+            if self._last_arrival is not None and self._last is not None:
+                stats.tail_seconds = max(0.0, self._last - self._last_arrival)
             self._stats = WindowStats(queue_high_water=self._waiting)
-            self._first = self._last = None
+            self._first = self._last = self._last_arrival = None
             return stats
 
 
@@ -193,10 +201,10 @@ def step_metrics(
     ``judge/failure`` (share of samples whose judging failed) and ``judge/failures/<kind>``
     (counts). From the pool's window, when given: ``judge/jobs`` (judged),
     ``judge/duplicates`` (judged once for several samples), ``judge/wall_seconds``,
-    ``judge/cpu_seconds`` (compile + run), ``judge/cpus``, ``judge/cpu_bound_seconds``
-    (cpu_seconds / cpus: the least wall time the judging could take) and
-    ``judge/wall_over_bound``, ``judge/queue_high_water``, ``judge/audit/{audited,flips,
-    flip_rate,failures,seconds}``.
+    ``judge/tail_seconds`` (judging after the last job arrived), ``judge/cpu_seconds``
+    (compile + run), ``judge/cpus``, ``judge/cpu_bound_seconds`` (cpu_seconds / cpus: the
+    least wall time the judging could take) and ``judge/wall_over_bound``,
+    ``judge/queue_high_water``, ``judge/audit/{audited,flips,flip_rate,failures,seconds}``.
     """
     out: dict[str, float] = {}
     n = len(results)
@@ -232,6 +240,7 @@ def step_metrics(
         out["judge/jobs"] = float(w.jobs)
         out["judge/duplicates"] = float(w.duplicates)
         out["judge/wall_seconds"] = w.wall_seconds
+        out["judge/tail_seconds"] = w.tail_seconds
         out["judge/cpu_seconds"] = cpu
         out["judge/cpus"] = w.cpus
         bound = cpu / w.cpus if w.cpus > 0 else 0.0

@@ -30,7 +30,7 @@ class ClusterKind(enum.Enum):
     # veRL on this machine's GPUs (inside a SageMaker job: on the job's Ray cluster)
     local = "local"
     cpu = "cpu"  # the CPU rehearsal (TRL GRPOTrainer + tiny model)
-    cpu_verl = "cpu_verl"  # veRL's own trainer on this machine's CPU (tiny model, hf_cpu rollout)
+    cpu_verl = "cpu_verl"  # veRL's own trainer on this machine's CPU (tiny model, hf rollout)
     sagemaker = "sagemaker"  # submit a SageMaker training job that runs `local` inside
 
 
@@ -159,6 +159,9 @@ class RunConfig:
     # cluster=cpu: after training, evaluate the final model on the test split (pass@k,
     # codefu_trainer.evaluation) into <run dir>/eval and this run's MLflow run.
     evaluate_final: bool = False
+    # veRL runs: merge the newest checkpoint into the final Hugging Face model after
+    # training. False leaves the checkpoints only (`codefu-train --smoke`'s first stage).
+    export_final: bool = True
 
 
 @dataclass

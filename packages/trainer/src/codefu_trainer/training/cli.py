@@ -120,6 +120,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="write the GPU memory plan (parts in GiB) and the preflight checks as JSON",
     )
     parser.add_argument(
+        "--smoke",
+        action="store_true",
+        help="3 GRPO steps of veRL's trainer on this machine's GPU (its CPU without one): "
+        "checkpoint, torn-step resume, export, and each phase's memory and time next to the "
+        "memory plan (docs/smoke.md); exit 0 only when every stage passed",
+    )
+    parser.add_argument(
         "--verbose",
         action="store_true",
         help="a SageMaker dry run also shows the SageMaker SDK's log lines",
@@ -131,6 +138,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     conf_dir: Path = (args.config_dir or default_conf_dir()).expanduser().resolve()
     try:
         require_training_stack("train")
+        if args.smoke:
+            from codefu_trainer.training import smoke
+
+            return smoke.main(conf_dir, args.overrides)
         ours, _ = split_overrides(args.overrides)
         train_cfg = to_train_config(compose_stage1(conf_dir, ours))
         kind = train_cfg.cluster.kind

@@ -24,6 +24,8 @@ from dataclasses import dataclass, field, replace
 from codefu_trainer.training.planning.model_shape import ModelShape
 
 GIB = 1024**3
+# The FSDP version the terms below count (veRL's `strategy`): FSDP2's per-parameter sharding.
+PLANNED_STRATEGY = "fsdp2"
 MARGIN = 0.10
 BF16 = 2
 FP32 = 4
@@ -74,6 +76,11 @@ class PlanInputs:
     param_offload: bool = False
     optimizer_offload: bool = field(
         default=False, metadata={"key": "actor_rollout_ref.actor.fsdp_config.optimizer_offload"}
+    )
+    # veRL's FSDP of the actor (and the reference): the terms are FSDP2's (fully_shard), as
+    # fitted and measured; the preflight refuses another (`preflight.strategy_checks`).
+    strategy: str = field(
+        default=PLANNED_STRATEGY, metadata={"key": "actor_rollout_ref.actor.strategy"}
     )
     # reference model (None: no reference model)
     ref_tokens: int | None = field(
@@ -386,7 +393,7 @@ def plan_table(plan: MemoryPlan, rows: Callable[[str], None] = print) -> None:
         f"GPU memory plan per GPU: {i.gpu_name}, {i.gpu_memory_gib:.1f} GiB, usable "
         f"{i.usable_gib:.1f} GiB ({MARGIN:.0%} margin); {i.nnodes} node(s) x "
         f"{i.gpus_per_node} GPUs; model {plan.shape.params / 1e9:.2f}B params "
-        f"({plan.shape.source})"
+        f"({plan.shape.source}); strategy {i.strategy}"
     )
     width = max(len(part) for p in plan.phases for part in p.parts) + 2
     for phase in plan.phases:
@@ -409,6 +416,7 @@ def plan_json(plan: MemoryPlan) -> dict[str, object]:
     update = plan.phase("actor update")
     return {
         "gpu": {"name": i.gpu_name, "memory_gib": i.gpu_memory_gib, "usable_gib": i.usable_gib},
+        "strategy": i.strategy,
         "margin": MARGIN,
         "nodes": i.nnodes,
         "gpus_per_node": i.gpus_per_node,

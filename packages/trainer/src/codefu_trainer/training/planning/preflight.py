@@ -22,6 +22,7 @@ from codefu_trainer.run.config import ClusterKind, GroupRole, TrainConfig, data_
 from codefu_trainer.run.gpu import INSTANCE_GPUS, local_gpu_memory
 from codefu_trainer.training.compose import ComposedRun
 from codefu_trainer.training.planning.memory import (
+    PLANNED_STRATEGY,
     MemoryPlan,
     PlanInputs,
     make_plan,
@@ -143,6 +144,7 @@ def plan_inputs(verl: DictConfig, shape: ModelShape, gpu_name: str, gpu_gib: flo
         fsdp_size=int(_select(verl, f"{actor}.fsdp_config.fsdp_size", -1) or -1),
         param_offload=bool(_select(verl, f"{actor}.fsdp_config.param_offload", False)),
         optimizer_offload=bool(_select(verl, f"{actor}.fsdp_config.optimizer_offload", False)),
+        strategy=str(_select(verl, f"{actor}.strategy")),
         ref_tokens=budget(
             "actor_rollout_ref.ref.log_prob_use_dynamic_bsz",
             "actor_rollout_ref.ref.log_prob_max_token_len_per_gpu",
@@ -150,7 +152,10 @@ def plan_inputs(verl: DictConfig, shape: ModelShape, gpu_name: str, gpu_gib: flo
         )
         if ref_needed
         else None,
-        ref_param_offload=bool(_select(verl, "actor_rollout_ref.ref.fsdp_config.param_offload")),
+        # veRL offloads a forward-only engine's params whatever param_offload says
+        # (verl/workers/engine/fsdp/transformer_impl.py:459, docs/fsdp.md).
+        ref_param_offload=bool(_select(verl, "actor_rollout_ref.ref.fsdp_config.param_offload"))
+        or bool(_select(verl, "actor_rollout_ref.ref.fsdp_config.forward_only")),
         old_log_prob_tokens=budget(
             "actor_rollout_ref.rollout.log_prob_use_dynamic_bsz",
             "actor_rollout_ref.rollout.log_prob_max_token_len_per_gpu",
@@ -167,6 +172,33 @@ def plan_inputs(verl: DictConfig, shape: ModelShape, gpu_name: str, gpu_gib: flo
         ),
         max_model_len=_select(verl, "actor_rollout_ref.rollout.max_model_len"),
         max_num_seqs=int(_select(verl, "actor_rollout_ref.rollout.max_num_seqs", 1024) or 1024),
+    )
+
+
+def strategy_check(verl: DictConfig) -> Check:
+    """FSDP2 for the actor, the reference (when the run has one) and a critic (when a recipe
+    adds one): the memory plan, checkpoints, manifests, resume and export are FSDP2's."""
+    roles = ["actor_rollout_ref.actor"]
+    if bool(_select(verl, "actor_rollout_ref.actor.use_kl_loss")) or bool(
+        _select(verl, "algorithm.use_kl_in_reward")
+    ):
+        roles.append("actor_rollout_ref.ref")
+    critic = _select(verl, "critic.enable")
+    if critic or (critic is None and _select(verl, "algorithm.adv_estimator") == "gae"):
+        roles.append("critic")
+    values = {f"{role}.strategy": str(_select(verl, f"{role}.strategy")) for role in roles}
+    other = {key: value for key, value in values.items() if value != PLANNED_STRATEGY}
+    return Check(
+        "fsdp: strategy",
+        not other,
+        ", ".join(f"{key}={value}" for key, value in (other or values).items())
+        + (
+            f": the memory plan, checkpoints, manifests, resume and export are "
+            f"{PLANNED_STRATEGY}'s only (docs/fsdp.md)"
+            if other
+            else ""
+        ),
+        " ".join(f"{key}={PLANNED_STRATEGY}" for key in other) + " (or drop the override)",
     )
 
 
@@ -408,7 +440,7 @@ def preflight(run: ComposedRun) -> Preflight:
     """The plan and every check for a GPU run (cluster kind local or sagemaker)."""
     cfg, verl = run.cfg, run.verl
     assert verl is not None
-    checks: list[Check] = []
+    checks: list[Check] = [strategy_check(verl)]
     shape: ModelShape | None
     try:
         shape = resolve_shape(cfg.model.path, cfg.model.shape, cfg.model.name)

@@ -21,13 +21,28 @@ CHAT_TEMPLATE = (
 )
 
 
-def build_byte_tokenizer() -> Any:
-    """A byte-level BPE tokenizer without merges (one token per byte) and a chat template."""
+# The special tokens build_byte_tokenizer adds after its vocabulary.
+SPECIAL_TOKENS = 3
+
+
+def build_byte_tokenizer(vocab_size: int | None = None) -> Any:
+    """A byte-level BPE tokenizer without merges (one token per byte) and a chat template.
+
+    `vocab_size`: the length to pad it to (special tokens included) with byte pairs and
+    triples that encoding never produces, so a model of a real vocabulary's size (a
+    shape's memory) can be sampled from and every id it draws still decodes.
+    """
+    from itertools import product
+
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers
     from transformers import PreTrainedTokenizerFast
 
-    alphabet = pre_tokenizers.ByteLevel.alphabet()
-    vocab = {symbol: i for i, symbol in enumerate(sorted(alphabet))}
+    alphabet = sorted(pre_tokenizers.ByteLevel.alphabet())
+    vocab = {symbol: i for i, symbol in enumerate(alphabet)}
+    if vocab_size is not None:
+        fill = ("".join(chars) for n in (2, 3) for chars in product(alphabet, repeat=n))
+        while len(vocab) < vocab_size - SPECIAL_TOKENS:
+            vocab[next(fill)] = len(vocab)
     core = Tokenizer(models.BPE(vocab=vocab, merges=[]))
     core.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)
     core.decoder = decoders.ByteLevel()
@@ -136,16 +151,18 @@ def write_tiny_model(
     warmup: Callable[[Any, Any], object] | None = None,
     *,
     seed: int = 0,
+    vocab_size: int | None = None,
 ) -> Path:
-    """Build the tokenizer and the model initialised from `seed` (optionally warm-started)
-    and save both in Hugging Face format under `out_dir`.
+    """Build the tokenizer (padded to `vocab_size`, `build_byte_tokenizer`) and the model
+    initialised from `seed` (optionally warm-started) and save both in Hugging Face format
+    under `out_dir`.
 
     Idempotent: an existing complete directory is reused (resume loads the same base).
     """
     if (out_dir / "config.json").is_file() and (out_dir / "tokenizer.json").is_file():
         return out_dir
     out_dir.mkdir(parents=True, exist_ok=True)
-    tok = build_byte_tokenizer()
+    tok = build_byte_tokenizer(vocab_size)
     model = build_tiny_model(cfg, len(tok), tok.pad_token_id, tok.eos_token_id, seed)
     if warmup is not None:
         warmup(model, tok)

@@ -171,6 +171,20 @@ OVERRIDES: tuple[Override, ...] = (
         "CodeFuJudgeTrainer sets it back to veRL's mode before veRL's __init__ reads it.",
     ),
     Override(
+        name="veRL PPOTrainer._compute_old_log_prob, _compute_ref_log_prob, _update_actor "
+        "(verl/trainer.py, --smoke)",
+        anchors=(
+            Anchor(_TRAINER_BASE, 1634, "def _compute_old_log_prob(self, batch: KVBatchMeta"),
+            Anchor(_TRAINER_BASE, 586, "batch = self._compute_old_log_prob(batch, metrics="),
+            Anchor(_TRAINER_BASE, 1695, "def _compute_ref_log_prob(self, batch: KVBatchMeta"),
+            Anchor(_TRAINER_BASE, 591, "batch = self._compute_ref_log_prob(batch, metrics="),
+            Anchor(_TRAINER_BASE, 1827, "def _update_actor(self, batch: KVBatchMeta"),
+            Anchor(_TRAINER_BASE, 610, "batch = self._update_actor(batch, metrics=metrics)"),
+        ),
+        why="the smoke's table needs each phase's time and peak memory; veRL's step runs the "
+        "three phases only through these private methods (its timers keep durations only).",
+    ),
+    Override(
         name="Ray's actor class under ray.remote, __ray_actor_class__ (verl/trainer.py)",
         anchors=(
             Anchor(

@@ -25,8 +25,10 @@ EXIT_CHECKPOINT = 4  # checkpoints that cannot be resumed from or exported as th
 
 
 def run(verl: DictConfig, cfg: TrainConfig, run_dir: Path) -> int:
-    """Train with veRL on GPUs (vLLM rollouts); returns an exit code."""
-    if importlib.util.find_spec("vllm") is None:
+    """Train with veRL on GPUs (vLLM rollouts, or the smoke's `hf` rollout where vLLM is
+    missing); returns an exit code."""
+    vllm_rollout = str(OmegaConf.select(verl, "actor_rollout_ref.rollout.name")) == "vllm"
+    if vllm_rollout and importlib.util.find_spec("vllm") is None:
         print(
             "codefu-train: vLLM is not installed; veRL's rollouts need it. `nox -s train` installs "
             "it on a CUDA machine (trainer[gpu]); elsewhere: pip install 'codefu-trainer[gpu]'.",
@@ -71,15 +73,13 @@ def _train_and_export(verl: DictConfig, cfg: TrainConfig, run_dir: Path) -> int:
         from verl.trainer.main_ppo_v0 import TaskRunner
 
         run_ppo(verl, task_runner_class=TaskRunner)
-    out = export_final_model(  # gathers the shards of every node (export.py)
-        Path(verl.trainer.default_local_dir),
-        final_model_dir(run_dir),
-        trust_remote_code=cfg.model.trust_remote_code,
-    )
-    summary = {
-        "run_dir": str(run_dir),
-        "checkpoints": str(verl.trainer.default_local_dir),
-        "model": str(out),
-    }
+    summary = {"run_dir": str(run_dir), "checkpoints": str(verl.trainer.default_local_dir)}
+    if cfg.run.export_final:
+        out = export_final_model(  # gathers the shards of every node (export.py)
+            Path(verl.trainer.default_local_dir),
+            final_model_dir(run_dir),
+            trust_remote_code=cfg.model.trust_remote_code,
+        )
+        summary["model"] = str(out)
     print("codefu-train: done " + json.dumps(summary), flush=True)
     return 0

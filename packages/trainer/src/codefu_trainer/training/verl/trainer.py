@@ -16,6 +16,11 @@ step metrics; the reward's extra keys stay in the TransferQueue (``extra_fields`
   subclass (the registry is per process, and the task runner is a Ray actor); the
   subclass's ``__init__`` sets it back to veRL's mode before veRL's trainer reads it.
 
+Under ``codefu-train --smoke`` (``phase_probe.PHASE_LOG_ENV`` set) the subclass also measures
+each phase of a step (``phase_probe.PhaseProbe``): the rollout from the step's start to
+``on_sample_end`` (a public hook), and veRL's ``_compute_old_log_prob``,
+``_compute_ref_log_prob`` and ``_update_actor``, which it wraps (anchored in ``anchors.py``).
+
 The subclass's ``fit`` first points MLflow at a run that can take the parameters veRL
 logs (``mlflow_run_for_this_config``). What these lean on beyond veRL's public names (the
 trainer-mode switch, the MLflow parameters veRL computes, Ray's actor class) is anchored in
@@ -70,6 +75,8 @@ def _make_trainer(base: type, mode: str) -> type:
     class CodeFuJudgeTrainer(base):
         """veRL's trainer plus the judge metrics of every step (module docstring)."""
 
+        codefu_probe: Any = None  # phase_probe.PhaseProbe under `codefu-train --smoke`
+
         def __init__(self, config: Any, *args: Any, **kwargs: Any) -> None:
             # The task runner found this class by its registered name (codefu_<mode>);
             # veRL's trainer, its replay buffer and a custom sampler branch on
@@ -80,6 +87,10 @@ def _make_trainer(base: type, mode: str) -> type:
             with open_dict(config):
                 config.trainer.v1.trainer_mode = mode
             super().__init__(config, *args, **kwargs)
+            from codefu_trainer.training.phase_probe import probe_from_env
+
+            # `codefu-train --smoke` measures each phase (None otherwise: nothing runs).
+            self.codefu_probe = probe_from_env()
 
         def fit(self, *args: Any, **kwargs: Any) -> Any:
             """veRL's fit, whose MLflow logger (`verl/utils/tracking.py`, `Tracking`) joins
@@ -89,9 +100,39 @@ def _make_trainer(base: type, mode: str) -> type:
             return super().fit(*args, **kwargs)
 
         def step(self, metrics: dict, timing_raw: dict) -> Any:
+            probe = self.codefu_probe
+            if probe is not None:  # the step's rollouts start in prepare_step, inside step
+                probe.begin("rollout")
             batch = super().step(metrics, timing_raw)
             self.codefu_judge_metrics(batch, metrics)
+            if probe is not None:
+                probe.write_step(int(self.global_steps), metrics)
             return batch
+
+        def on_sample_end(self) -> None:
+            # Every response of the step is in (and judged): the rollout's memory before
+            # veRL's sync trainer puts the rollout to sleep.
+            if self.codefu_probe is not None:
+                self.codefu_probe.end("rollout")
+            super().on_sample_end()
+
+        def _compute_old_log_prob(self, batch: Any, metrics: dict) -> Any:
+            with self._codefu_phase("old log-probs"):
+                return super()._compute_old_log_prob(batch, metrics)
+
+        def _compute_ref_log_prob(self, batch: Any, metrics: dict) -> Any:
+            with self._codefu_phase("reference log-probs"):
+                return super()._compute_ref_log_prob(batch, metrics)
+
+        def _update_actor(self, batch: Any, metrics: dict) -> Any:
+            with self._codefu_phase("actor update"):
+                return super()._update_actor(batch, metrics)
+
+        def _codefu_phase(self, name: str) -> Any:
+            import contextlib
+
+            probe = self.codefu_probe
+            return probe.phase(name) if probe is not None else contextlib.nullcontext()
 
         def codefu_judge_metrics(self, batch: Any, metrics: dict) -> None:
             import transfer_queue as tq

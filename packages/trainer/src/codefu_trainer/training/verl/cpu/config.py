@@ -40,8 +40,8 @@ def data_dir(run_dir: Path) -> Path:
 
 
 def cpu_values(cfg: TrainConfig, run_dir: Path) -> dict[str, Any]:
-    """veRL keys for its trainer on CPU: the hf_cpu rollout, FSDP2 in fp32, the rehearsal's
-    sizes and algorithm settings, Ray and TransferQueue sized for a small machine."""
+    """veRL keys for its trainer on CPU: the hf rollout, FSDP2 (grpo.yaml's) in fp32, the
+    rehearsal's sizes and algorithm settings, Ray and TransferQueue sized for a small machine."""
     r = cfg.rehearsal
     data = data_dir(run_dir) / cfg.data.tier
     mini = r.prompts_per_step // 2 if r.prompts_per_step % 2 == 0 else r.prompts_per_step
@@ -58,8 +58,6 @@ def cpu_values(cfg: TrainConfig, run_dir: Path) -> dict[str, Any]:
         "actor_rollout_ref.rollout.tensor_model_parallel_size": 1,
         "actor_rollout_ref.rollout.agent.num_workers": 1,
         "actor_rollout_ref.actor.ppo_mini_batch_size": mini,
-        "actor_rollout_ref.actor.strategy": "fsdp2",  # FSDP1 needs an accelerator
-        "actor_rollout_ref.ref.strategy": "fsdp2",
         "actor_rollout_ref.actor.use_torch_compile": False,
         "actor_rollout_ref.ref.use_torch_compile": False,
         # fp32 on both sides: the actor's and the reference's log_probs share one

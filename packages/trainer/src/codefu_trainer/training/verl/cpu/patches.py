@@ -1,4 +1,5 @@
-"""Every change veRL 0.9.1 needs on a CPU-only machine, applied as each veRL module loads.
+"""Every change veRL 0.9.1 needs on a CPU-only machine, and the registrations of our `hf`
+rollout (used on a GPU machine without vLLM too), applied as each veRL module loads.
 
 Two kinds, both listed in `PATCHES`:
 - extensions: registrations through veRL's public registries (platform, FSDP engine, rollout
@@ -31,8 +32,8 @@ from typing import Any
 from codefu_trainer.training.verl import anchors
 from codefu_trainer.training.verl.anchors import Anchor, Override
 
-ROLLOUT_NAME = "hf_cpu"
-ROLLOUT_ADAPTER = "codefu_trainer.training.verl.cpu.rollout.HFCpuRollout"
+ROLLOUT_NAME = "hf"
+ROLLOUT_ADAPTER = "codefu_trainer.training.verl.cpu.rollout.HFRollout"
 
 
 __all__ = ["PATCHES", "ROLLOUT_NAME", "Anchor", "Patch", "check", "install", "on_cpu"]
@@ -75,9 +76,9 @@ def _register_engines(module: ModuleType) -> None:
 
 
 def _load_replica() -> type:
-    from codefu_trainer.training.verl.cpu.rollout import HFCpuReplica
+    from codefu_trainer.training.verl.cpu.rollout import HFReplica
 
-    return HFCpuReplica
+    return HFReplica
 
 
 def _register_replica(module: ModuleType) -> None:
@@ -182,7 +183,7 @@ PATCHES: tuple[Patch, ...] = (
         apply=_register_engines,
     ),
     Patch(
-        name="hf_cpu rollout replica",
+        name="hf rollout replica",
         module="verl.workers.rollout.replica",
         kind="extension",
         anchors=(
@@ -192,19 +193,19 @@ PATCHES: tuple[Patch, ...] = (
                 'RolloutReplicaRegistry.register("vllm", _load_vllm)',
             ),
         ),
-        why="rollout.name=hf_cpu: veRL's LLMServerManager starts HFCpuReplica (a transformers "
-        "server on CPU) through the replica registry.",
-        on_gpu="nothing unless rollout.name=hf_cpu",
+        why="rollout.name=hf: veRL's LLMServerManager starts HFReplica (a transformers "
+        "server, on the GPU or the CPU) through the replica registry.",
+        on_gpu="the same: rollout.name=hf where vLLM is missing (codefu-train --smoke)",
         apply=_register_replica,
     ),
     Patch(
-        name="hf_cpu rollout adapter",
+        name="hf rollout adapter",
         module="verl.workers.rollout.base",
         kind="patch",
         anchors=(Anchor("workers/rollout/base.py", 89, "_ROLLOUT_REGISTRY = {"),),
         why="the actor worker's rollout adapter is looked up in veRL's private "
-        "_ROLLOUT_REGISTRY (no registration API); ('hf_cpu', 'async') is added to it.",
-        on_gpu="nothing unless rollout.name=hf_cpu",
+        "_ROLLOUT_REGISTRY (no registration API); ('hf', 'async') is added to it.",
+        on_gpu="the same: rollout.name=hf where vLLM is missing (codefu-train --smoke)",
         apply=_register_rollout_adapter,
     ),
     Patch(

@@ -4,7 +4,7 @@ veRL 0.9.1 registers CUDA, NPU and ROCm platforms only and, finding none of them
 to CUDA (verl/plugin/platform/platform_manager.py, `_detect_platform_name`). This platform
 runs veRL's workers on the CPU: torch's `torch.cpu` device module, gloo collectives, zero for
 the accelerator memory statistics veRL logs, and Ray CPUs where veRL asks for accelerators.
-It is selected by `VERL_PLATFORM=cpu` (set by `codefu_trainer.training.verl.cpu.hook`).
+It is selected by `VERL_PLATFORM=cpu` (set by the CPU path: `config.EXTENSION`, `run.run`).
 On a GPU machine nothing selects it: veRL detects CUDA as before.
 """
 

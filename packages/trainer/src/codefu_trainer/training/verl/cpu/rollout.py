@@ -1,24 +1,27 @@
-"""veRL rollout backend `hf_cpu`: an async server generating with transformers on the CPU.
+"""veRL rollout backend `hf`: an async server generating with transformers, on the GPU where
+there is one, else on the CPU.
 
-veRL's rollout backends (vLLM, SGLang, TensorRT-LLM) need a GPU. This backend plugs into the
-same places, laid out as theirs are:
+veRL's rollout backends (vLLM, SGLang, TensorRT-LLM) need a GPU and their own packages. This
+backend plugs into the same places, laid out as theirs are, and runs wherever transformers
+does: `rollout.name=hf` on a CPU-only machine (cluster=cpu_verl), and on a GPU machine
+without vLLM (`codefu-train --smoke`).
 
-- `HFCpuServer`: the Ray actor veRL's agent loop sends token-in/token-out `generate`
+- `HFServer`: the Ray actor veRL's agent loop sends token-in/token-out `generate`
   requests to (through veRL's load balancer). Requests arriving together are generated as
   one left-padded batch with `model.generate`; each response token's log-prob is computed
   from the raw logits at the request's temperature, as veRL's actor computes it (so
   `training/rollout_probs_diff_max` measures the weight sync). Responses carry the step of
   the weights that produced them (`extra_fields["global_steps"]`), which veRL's trainer reads.
-- `HFCpuReplica`: veRL's `RolloutReplica` for it (registered in veRL's replica registry):
+  On a GPU (the first one the actor sees) the model is bf16 and `sleep` moves it to the CPU
+  between rollouts, as vLLM frees its memory for the trainer; on a CPU it is fp32 and stays.
+- `HFReplica`: veRL's `RolloutReplica` for it (registered in veRL's replica registry):
   starts one server per replica.
-- `HFCpuRollout`: the adapter veRL's actor worker builds (`get_rollout_class`): the actor's
+- `HFRollout`: the adapter veRL's actor worker builds (`get_rollout_class`): the actor's
   weights after each update go to the server through the Ray object store (veRL's `naive`
-  checkpoint-engine path: `engine.get_per_tensor_param()` → `update_weights`). resume /
-  release / sleep / wake-up free or restore accelerator memory on GPU backends: on a CPU
-  there is none, and they do nothing.
+  checkpoint-engine path: `engine.get_per_tensor_param()` → `update_weights`).
 
-For CI-size models (the tiny model): one process holds the whole model; no tensor
-parallelism, no KV-cache reuse across requests.
+For smoke-size models: one process holds the whole model; no tensor parallelism, no
+KV-cache reuse across requests.
 """
 
 from __future__ import annotations
@@ -44,12 +47,17 @@ logger = logging.getLogger(__name__)
 BATCH_WINDOW_S = 0.05
 # Torch threads of the server's generation (0: torch's default). On a 2-core machine the
 # trainer and the rollout take turns, so both may use every core.
-THREADS_ENV = "CODEFU_HF_CPU_THREADS"
+THREADS_ENV = "CODEFU_HF_ROLLOUT_THREADS"
 
 
 def server_name(replica_rank: int, suffix: str = "") -> str:
     """The Ray actor name of a replica's server (the adapter finds it by this name)."""
-    return f"hf_cpu_server_{replica_rank}{suffix}"
+    return f"hf_rollout_server_{replica_rank}{suffix}"
+
+
+def rollout_device() -> torch.device:
+    """The server's device: the first GPU this process sees, else the CPU."""
+    return torch.device("cuda", 0) if torch.cuda.is_available() else torch.device("cpu")
 
 
 @dataclass
@@ -79,8 +87,8 @@ def token_log_probs(logits: torch.Tensor, tokens: torch.Tensor, temperature: flo
     return torch.log_softmax(scaled, dim=-1).gather(-1, tokens.unsqueeze(-1)).squeeze(-1)
 
 
-class HFCpuServer:
-    """The generation server of one `hf_cpu` replica (a Ray actor; async methods)."""
+class HFServer:
+    """The generation server of one `hf` replica (a Ray actor; async methods)."""
 
     def __init__(self, config: Any, model_config: Any, replica_rank: int) -> None:
         from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -97,12 +105,15 @@ class HFCpuServer:
             torch.set_num_threads(threads)
         torch.manual_seed(int(getattr(self.config, "seed", 0) or 0) + replica_rank)
         path = self.model_config.local_path or self.model_config.path
+        self.device = rollout_device()
+        on_gpu = self.device.type == "cuda"
         self.model = AutoModelForCausalLM.from_pretrained(
             path,
-            dtype=torch.float32,
+            dtype=torch.bfloat16 if on_gpu else torch.float32,
             trust_remote_code=self.model_config.trust_remote_code,
             attn_implementation="sdpa",
         ).eval()
+        self.model.to(self.device)
         tok_path = self.model_config.local_tokenizer_path or path
         tokenizer = AutoTokenizer.from_pretrained(
             tok_path, trust_remote_code=self.model_config.trust_remote_code
@@ -138,7 +149,7 @@ class HFCpuServer:
     ) -> TokenOutput:
         """Sample one response to `prompt_ids` (token ids in, token ids and log-probs out)."""
         if image_data or video_data:
-            raise NotImplementedError("the hf_cpu rollout generates from text prompts only.")
+            raise NotImplementedError("the hf rollout generates from text prompts only.")
         budget = self.config.prompt_length + self.config.response_length - len(prompt_ids)
         max_tokens = max(0, min(self.config.response_length, budget))
         if "max_tokens" in sampling_params:
@@ -206,10 +217,11 @@ class HFCpuServer:
             return_dict_in_generate=True,
             output_logits=True,
         )
+        ids, mask = ids.to(self.device), mask.to(self.device)
         out = self.model.generate(input_ids=ids, attention_mask=mask, generation_config=gen)
-        new = out.sequences[:, width:]
+        new = out.sequences[:, width:].cpu()
         logits = torch.stack(out.logits, dim=1)
-        log_probs = token_log_probs(logits, new, temperature)
+        log_probs = token_log_probs(logits, new.to(logits.device), temperature).cpu()
         results = []
         for i, r in enumerate(batch):
             tokens = new[i, : r.max_tokens].tolist()
@@ -250,7 +262,7 @@ class HFCpuServer:
         unknown = sorted(set(named_tensors) - set(params))
         if unknown:
             raise KeyError(
-                f"hf_cpu rollout: the actor sent weights the rollout model does not have: "
+                f"hf rollout: the actor sent weights the rollout model does not have: "
                 f"{unknown[:5]} (of {len(unknown)}); are both the same architecture?"
             )
         with torch.no_grad():
@@ -265,13 +277,22 @@ class HFCpuServer:
         """What the server did: weight updates received, the step of its weights."""
         return {"weight_updates": self.weight_updates, "global_steps": self.global_steps}
 
-    # --- memory and request control: nothing to free on a CPU ---------------------------
+    # --- memory and request control: only a GPU's memory is freed -----------------------
 
     async def wake_up(self) -> None:
-        pass
+        """The model back on its GPU (a no-op on a CPU)."""
+        await asyncio.to_thread(self._move, self.device)
 
     async def sleep(self) -> None:
-        pass
+        """On a GPU, the model to the CPU and the cached blocks freed while the trainer works."""
+        if self.device.type == "cuda":
+            await asyncio.to_thread(self._move, torch.device("cpu"))
+
+    def _move(self, device: torch.device) -> None:
+        with self._model_lock:
+            self.model.to(device)
+            if device.type == "cpu" and torch.cuda.is_available():
+                torch.cuda.empty_cache()
 
     async def clear_kv_cache(self) -> None:
         pass
@@ -295,8 +316,8 @@ class HFCpuServer:
         pass
 
 
-class HFCpuReplica(RolloutReplica):
-    """veRL's rollout replica for `hf_cpu`: one `HFCpuServer` actor."""
+class HFReplica(RolloutReplica):
+    """veRL's rollout replica for `hf`: one `HFServer` actor."""
 
     def rollout_worker_use_gpu(self) -> bool:
         return False
@@ -304,13 +325,13 @@ class HFCpuReplica(RolloutReplica):
     async def launch_servers(self) -> None:
         if self.world_size != 1:
             raise ValueError(
-                "rollout.name=hf_cpu runs one process per replica: set actor_rollout_ref.rollout."
+                "rollout.name=hf runs one process per replica: set actor_rollout_ref.rollout."
                 "tensor_model_parallel_size=1 (and data/pipeline parallel sizes 1)."
             )
         name = server_name(self.replica_rank, self.name_suffix)
-        actor = ray.remote(HFCpuServer).options(
+        actor = ray.remote(HFServer).options(
             name=name,
-            num_cpus=0,  # it takes turns with the trainer's processes
+            num_cpus=0,  # it takes turns with the trainer's processes (and shares their GPU)
             max_concurrency=self.max_concurrency,
             runtime_env={"env_vars": {THREADS_ENV: os.environ.get(THREADS_ENV, "0")}},
         )
@@ -321,8 +342,8 @@ class HFCpuReplica(RolloutReplica):
         self._server_address = name
 
 
-class HFCpuRollout(BaseRollout):
-    """The actor worker's side of `hf_cpu`: sends the trained weights to its replica's server."""
+class HFRollout(BaseRollout):
+    """The actor worker's side of `hf`: sends the trained weights to its replica's server."""
 
     def __init__(
         self, config: Any, model_config: Any, device_mesh: Any, *args: Any, **kwargs: Any
@@ -339,10 +360,10 @@ class HFCpuRollout(BaseRollout):
         return self._server
 
     async def resume(self, tags: list[str]) -> None:
-        """Weights and KV cache stay in CPU memory: nothing to restore."""
+        """The server restores its own memory (`HFServer.wake_up`): nothing to do here."""
 
     async def release(self) -> None:
-        """Nothing to free on a CPU."""
+        """The server frees its own memory (`HFServer.sleep`): nothing to do here."""
 
     async def update_weights(
         self,
@@ -353,11 +374,11 @@ class HFCpuRollout(BaseRollout):
     ) -> None:
         if wire_format != "named_tensors":
             raise ValueError(
-                f"the hf_cpu rollout takes full named tensors, not {wire_format!r}: use "
+                f"the hf rollout takes full named tensors, not {wire_format!r}: use "
                 "actor_rollout_ref.rollout.checkpoint_engine.backend=naive."
             )
         if kwargs.get("peft_config") is not None:
-            raise NotImplementedError("the hf_cpu rollout does not load LoRA adapters.")
+            raise NotImplementedError("the hf rollout does not load LoRA adapters.")
         named: dict[str, torch.Tensor] = {}
         async for name, tensor in ensure_async_iterator(weights):
             full = tensor.full_tensor() if hasattr(tensor, "full_tensor") else tensor

@@ -1,9 +1,10 @@
 """The CPU path's entry point (cluster=cpu_verl): compose, write the inputs, patch veRL, run.
 
-`codefu-train` (training/cli.py) reaches veRL on CPU only through this module; nothing
-outside `verl/cpu/` imports the others (tests/test_layout.py). The run itself is the one
-GPU runs make (`verl.main.train`), with the CPU settings composed in (`config.EXTENSION`),
-veRL patched in this process too, and a Ray cluster of its own.
+`codefu-train` (training/cli.py, and `--smoke` in training/smoke.py, which also takes the
+`hf` rollout's overrides for a GPU without vLLM from here) reaches veRL on CPU only through
+this module; nothing outside `verl/cpu/` imports the others (tests/test_layout.py). The run
+itself is the one GPU runs make (`verl.main.train`), with the CPU settings composed in
+(`config.EXTENSION`), veRL patched in this process too, and a Ray cluster of its own.
 """
 
 from __future__ import annotations
@@ -22,6 +23,18 @@ from codefu_trainer.training.compose import (
     write_resolved,
 )
 from codefu_trainer.training.verl.cpu.config import EXTENSION
+
+
+def hf_rollout_overrides() -> list[str]:
+    """veRL overrides for the `hf` rollout (transformers) on a GPU machine without vLLM
+    (`codefu-train --smoke`): its name, and the Ray hook that registers it in every process."""
+    from codefu_trainer.training.verl.cpu.hook import HOOK
+    from codefu_trainer.training.verl.cpu.patches import ROLLOUT_NAME
+
+    return [
+        f"actor_rollout_ref.rollout.name={ROLLOUT_NAME}",
+        f"++ray_kwargs.ray_init.runtime_env.worker_process_setup_hook={HOOK}",
+    ]
 
 
 def compose(conf_dir: Path, overrides: Sequence[str], **kwargs: Any) -> ComposedRun:
@@ -43,6 +56,8 @@ def run(verl: DictConfig, cfg: TrainConfig, run_dir: Path) -> int:
     """Write the run's inputs (every tier of a curriculum), patch veRL in this process too,
     train (veRL's trainer and the model export, `verl.main.train`), and stop the Ray
     cluster it started, whatever happens."""
+    import os
+
     import ray
 
     from codefu_trainer.run.local_ray import ray_temp_dir_outside_venv
@@ -52,7 +67,8 @@ def run(verl: DictConfig, cfg: TrainConfig, run_dir: Path) -> int:
 
     tiers = OmegaConf.select(verl, "data.curriculum.tiers", default=None) or ()
     prepare_inputs(cfg, run_dir, [str(t) for t in tiers])
-    setup()  # the driver reads veRL's platform too (auto_set_device, run_ppo)
+    os.environ.setdefault("VERL_PLATFORM", "cpu")  # the driver reads veRL's platform too
+    setup()  # (auto_set_device, run_ppo); the workers get both from the runtime env
     ray_temp_dir_outside_venv()
     try:
         return verl_main.train(verl, cfg, run_dir)

@@ -1,0 +1,526 @@
+"""`codefu-train --smoke`: three GRPO steps of veRL's own trainer through the real stack, on
+this machine's GPU, or on its CPU when it has none (docs/smoke.md).
+
+Stages, each checked: `train` (steps 1-2 by `codefu-train` itself, a checkpoint with its
+manifest after each), `torn` (steps 3 and 4 planted as an interrupted save leaves them),
+`resume` (a second `codefu-train` that must report every planted fault, resume from step 2,
+finish step 3 and export the Hugging Face model), `export` (the model loads, has the base
+model's tensors, and training changed some). Then one table: per phase of a step (rollout,
+old log-probs, reference log-probs, actor update) the peak memory measured, the preflight
+plan's figure for the same shape and settings, and the time; and how long judging went on
+after the last response of a step. On a GPU the exit code also holds the plan to what was
+measured (`PLAN_BELOW`, `PLAN_ABOVE`); on a CPU the memory is not device memory and is not
+compared.
+
+The measurements come from veRL's trainer process: `phase_probe.PhaseProbe` (enabled there
+by PHASE_LOG_ENV, `verl_trainer`) samples the memory while each phase runs and writes one
+JSON line per phase and step.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from codefu_trainer.run.config import TinyModelConfig, TrainConfig
+from codefu_trainer.training.phase_probe import GPU_INDEX_ENV, PHASE_LOG_ENV, ROOT_PID_ENV
+
+# The phases of a veRL step the memory plan names (memory_plan._phases).
+PHASES = ("rollout", "old log-probs", "reference log-probs", "actor update")
+STEPS = 3
+CHECKPOINT_STEP = 2
+# The plan may be below a measured phase by at most 15%, above it by at most 25%.
+PLAN_BELOW = 0.15
+PLAN_ABOVE = 0.25
+# A GPU smoke's model: Qwen2.5-0.5B's shape (0.49B parameters), random weights.
+GPU_SHAPE = TinyModelConfig(
+    hidden_size=896,
+    intermediate_size=4864,
+    num_hidden_layers=24,
+    num_attention_heads=14,
+    num_key_value_heads=2,
+    max_position_embeddings=32768,
+)
+GPU_VOCAB = 151936
+GIB = 1024**3
+
+
+# --- the smoke -----------------------------------------------------------------------------
+
+
+@dataclass
+class Stage:
+    name: str
+    ok: bool
+    seconds: float
+    detail: str
+
+
+@dataclass
+class Smoke:
+    """What the stages share: where, on what, and with which overrides."""
+
+    conf_dir: Path
+    run_dir: Path
+    gpu: int | None  # the NVML index of the GPU, None on CPU
+    overrides: list[str]  # every stage's (ours and veRL's), the user's last
+    stages: list[Stage] = field(default_factory=list)
+
+    @property
+    def checkpoints(self) -> Path:
+        return self.run_dir / "checkpoints"
+
+    @property
+    def phase_log(self) -> Path:
+        return self.run_dir / "smoke" / "phases.jsonl"
+
+
+def first_gpu_index() -> int:
+    """The NVML index of the first GPU CUDA_VISIBLE_DEVICES shows (0 when it names none)."""
+    first = os.environ.get("CUDA_VISIBLE_DEVICES", "0").split(",")[0].strip()
+    return int(first) if first.isdigit() else 0
+
+
+def has_key(overrides: Sequence[str], *keys: str) -> bool:
+    """Whether an override sets one of `keys` (or a key under one)."""
+    names = {re.split(r"[=]", o.lstrip("+~"), maxsplit=1)[0] for o in overrides}
+    return any(n == k or n.startswith(k + ".") for n in names for k in keys)
+
+
+def stage_overrides(
+    run_dir: Path, data: Path, gpu: int | None, user: Sequence[str], vllm: bool
+) -> list[str]:
+    """The overrides both `codefu-train` stages share (steps are added per stage)."""
+    env = "++ray_kwargs.ray_init.runtime_env.env_vars"
+    common = [
+        f"data.out_dir={data}",
+        f"run.dir={run_dir}",
+        "run.tracking.mlflow=false",
+        "verl.data.shuffle=false",
+        "trainer.max_actor_ckpt_to_keep=null",
+        f"trainer.rollout_data_dir={run_dir / 'rollouts'}",
+        f"{env}.{PHASE_LOG_ENV}='{run_dir / 'smoke' / 'phases.jsonl'}'",
+        f"{env}.{ROOT_PID_ENV}='{os.getpid()}'",
+    ]
+    if gpu is None:
+        return [
+            "cluster=cpu_verl",
+            *common,
+            "rehearsal.save_steps=1",
+            "rehearsal.prompts_per_step=1",
+            "rehearsal.num_generations=4",
+            *user,
+        ]
+    from codefu_trainer.training.verl.cpu.run import hf_rollout_overrides
+
+    model = [] if has_key(user, "model") else [f"model.path={run_dir / 'base_model'}"]
+    arf = "actor_rollout_ref"
+    budget = 4096
+    rollout = [] if vllm else hf_rollout_overrides()
+    return [
+        "cluster=local",
+        "cluster.gpus_per_node=1",
+        *model,
+        *common,
+        f"{env}.{GPU_INDEX_ENV}='{gpu}'",
+        "trainer.save_freq=1",
+        "trainer.test_freq=-1",
+        "trainer.val_before_train=false",
+        "verl.data.train_batch_size=4",
+        "verl.data.max_prompt_length=2048",
+        "verl.data.max_response_length=1024",
+        f"{arf}.rollout.n=4",
+        f"{arf}.actor.ppo_mini_batch_size=2",
+        f"{arf}.rollout.tensor_model_parallel_size=1",
+        f"{arf}.rollout.gpu_memory_utilization=0.5",
+        f"{arf}.rollout.max_num_batched_tokens={budget}",
+        f"{arf}.actor.ppo_max_token_len_per_gpu={budget}",
+        f"{arf}.ref.log_prob_max_token_len_per_gpu={budget}",
+        f"{arf}.rollout.log_prob_max_token_len_per_gpu={budget}",
+        *rollout,
+        *user,
+    ]
+
+
+def steps_overrides(gpu: int | None, steps: int) -> list[str]:
+    """Train to step `steps` (the shipped sample's 8 problems: 2 steps an epoch on a GPU);
+    only the last stage exports the final model."""
+    export = [] if steps == STEPS else ["run.export_final=false"]  # the resume exports
+    if gpu is None:
+        return [f"rehearsal.steps={steps}", *export]
+    return [f"trainer.total_training_steps={steps}", f"trainer.total_epochs={steps}", *export]
+
+
+def run_stage(smoke: Smoke, name: str, steps: int) -> tuple[int, str]:
+    """`codefu-train` to step `steps` in its own process (Ray in a temp dir of its own); its
+    output goes to the console and <run dir>/smoke/<name>.log. Returns (exit code, log)."""
+    argv = [
+        sys.executable,
+        "-m",
+        "codefu_trainer.training.cli",
+        "--config-dir",
+        str(smoke.conf_dir),
+        *smoke.overrides[:1],
+        *steps_overrides(smoke.gpu, steps),
+        *smoke.overrides[1:],
+    ]
+    ray_tmp = Path("/tmp") / f"codefu-smoke-{os.getpid()}-{name}"  # Ray's socket paths are short
+    env = {**os.environ, "RAY_TMPDIR": str(ray_tmp)}
+    env.pop("RAY_ADDRESS", None)
+    log_path = smoke.run_dir / "smoke" / f"{name}.log"
+    print(f"codefu-train --smoke: {name}: {' '.join(argv[3:])}", flush=True)
+    lines: list[str] = []
+    try:
+        with log_path.open("w") as log:
+            proc = subprocess.Popen(
+                argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env
+            )
+            assert proc.stdout is not None
+            for line in proc.stdout:
+                sys.stdout.write(line)
+                log.write(line)
+                lines.append(line)
+            code = proc.wait()
+    finally:
+        shutil.rmtree(ray_tmp, ignore_errors=True)
+    return code, "".join(lines)
+
+
+def logged_steps(log: str) -> list[int]:
+    """The steps veRL's console logger reported (`step:N - ... critic/score/mean:...`)."""
+    steps = []
+    for line in log.splitlines():
+        at = line.find("step:")
+        if at >= 0 and " - " in line[at:] and "critic/score/mean:" in line[at:]:
+            with contextlib.suppress(ValueError):
+                steps.append(int(line[at + 5 :].split(" - ", 1)[0]))
+    return steps
+
+
+def whole_steps(root: Path) -> list[int]:
+    """Steps with a manifest, ascending."""
+    found = [int(p.name.split("_")[-1]) for p in root.glob("global_step_*") if p.is_dir()]
+    return sorted(s for s in found if list((root / f"global_step_{s}").glob("manifest.*.json")))
+
+
+def plant_torn_steps(root: Path, whole: int) -> list[str]:
+    """Steps whole+1 and whole+2 as an interrupted save leaves them, from copies of step
+    `whole`: the next one with its manifest, its rank-0 model shard cut short, its
+    optimizer shard gone and data.pt cut short; the one after with no manifest at all.
+    Returns what the resume must report, one text per fault."""
+    source = root / f"global_step_{whole}"
+    world = json.loads((source / "actor" / "fsdp_config.json").read_text())["world_size"]
+    model, optim = (f"actor/{k}_world_size_{world}_rank_0.pt" for k in ("model", "optim"))
+    torn, unsaved = (f"global_step_{whole + k}" for k in (1, 2))
+    for step in (torn, unsaved):
+        shutil.rmtree(root / step, ignore_errors=True)
+        shutil.copytree(source, root / step)
+    for rel in (model, "data.pt"):
+        path = root / torn / rel
+        with path.open("r+b") as f:
+            f.truncate(path.stat().st_size // 2)
+    (root / torn / optim).unlink()
+    for manifest in (root / unsaved).glob("manifest.*.json"):
+        manifest.unlink()
+    return [
+        f"{torn}/{model}: cut short",
+        f"{torn}/{optim}: missing",
+        f"{torn}/data.pt: cut short",
+        f"{unsaved}/{model}: in no manifest",
+    ]
+
+
+def check_export(run_dir: Path) -> str | None:
+    """Why the exported model at <run dir>/model is not the trained base model (None: it
+    loads, holds the base model's tensors, and training changed at least one)."""
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    base_dir = run_dir / "base_model"
+    final = AutoModelForCausalLM.from_pretrained(run_dir / "model", dtype="auto").state_dict()
+    if not base_dir.is_dir():
+        return None if final else "the exported model has no tensors"
+    base = AutoModelForCausalLM.from_pretrained(base_dir, dtype="auto").state_dict()
+    if final.keys() != base.keys():
+        return f"its tensors differ from the base model's: {sorted(final.keys() ^ base.keys())[:5]}"
+    if all(torch.equal(final[k].float(), base[k].float()) for k in base):
+        return "it equals the base model: no update reached it"
+    return None
+
+
+@contextlib.contextmanager
+def timed(smoke: Smoke, name: str) -> Iterator[dict[str, Any]]:
+    """Record stage `name`: ok unless the body sets result["why"] or raises."""
+    result: dict[str, Any] = {"why": None, "detail": ""}
+    start = time.monotonic()
+    try:
+        yield result
+    except Exception as exc:  # a failed stage is reported, the next ones still run
+        result["why"] = f"{type(exc).__name__}: {exc}"
+    why = result["why"]
+    smoke.stages.append(
+        Stage(name, why is None, time.monotonic() - start, why or str(result["detail"]))
+    )
+    print(f"codefu-train --smoke: {name}: {'ok' if why is None else 'FAILED: ' + why}", flush=True)
+
+
+def run_stages(smoke: Smoke) -> None:
+    """train → torn → resume → export, each checked (`Smoke.stages`)."""
+    root = smoke.checkpoints
+    with timed(smoke, "train") as r:
+        code, log = run_stage(smoke, "train", CHECKPOINT_STEP)
+        expected = list(range(1, CHECKPOINT_STEP + 1))
+        if code != 0:
+            r["why"] = f"codefu-train exited {code} (log: {smoke.run_dir / 'smoke/train.log'})"
+        elif logged_steps(log) != expected:
+            r["why"] = f"veRL logged steps {logged_steps(log)}, not {expected}"
+        elif whole_steps(root) != expected:
+            r["why"] = f"steps with a manifest: {whole_steps(root)}, not {expected}"
+        r["detail"] = f"steps {expected}, each checkpoint with its manifest"
+    if not smoke.stages[-1].ok:
+        return
+    with timed(smoke, "torn") as r:
+        faults = plant_torn_steps(root, CHECKPOINT_STEP)
+        r["detail"] = f"{len(faults)} faults planted in steps {CHECKPOINT_STEP + 1}-{STEPS + 1}"
+    if not smoke.stages[-1].ok:
+        return
+    with timed(smoke, "resume") as r:
+        code, log = run_stage(smoke, "resume", STEPS)
+        missed = [f for f in faults if f not in log]
+        if code != 0:
+            r["why"] = f"codefu-train exited {code} (log: {smoke.run_dir / 'smoke/resume.log'})"
+        elif missed:
+            r["why"] = f"faults not reported: {missed}"
+        elif f"resuming from step {CHECKPOINT_STEP} " not in log:
+            r["why"] = f"it did not resume from step {CHECKPOINT_STEP}"
+        elif logged_steps(log) != [STEPS]:
+            r["why"] = f"veRL logged steps {logged_steps(log)}, not [{STEPS}]"
+        elif (
+            whole_steps(root) != list(range(1, STEPS + 1))
+            or (root / f"global_step_{STEPS + 1}").exists()
+        ):
+            r["why"] = f"steps with a manifest afterwards: {whole_steps(root)}"
+        r["detail"] = (
+            f"{len(faults)} faults reported, resumed from step {CHECKPOINT_STEP}, step {STEPS}"
+        )
+    if not smoke.stages[-1].ok:
+        return
+    with timed(smoke, "export") as r:
+        r["why"] = check_export(smoke.run_dir)
+        r["detail"] = f"{smoke.run_dir / 'model'} loads and differs from the base model"
+
+
+# --- the table ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Row:
+    phase: str
+    measured_gib: float | None
+    planned_gib: float | None
+    seconds: float | None
+    verdict: str  # "ok", "PLAN BELOW", "PLAN ABOVE", or why not compared
+
+
+def read_phases(path: Path) -> dict[str, list[dict[str, Any]]]:
+    by_phase: dict[str, list[dict[str, Any]]] = {}
+    if path.is_file():
+        for line in path.read_text().splitlines():
+            record = json.loads(line)
+            by_phase.setdefault(str(record["phase"]), []).append(record)
+    return by_phase
+
+
+def compare(measured: float, planned: float) -> str:
+    if planned < measured * (1 - PLAN_BELOW):
+        return "PLAN BELOW"
+    if planned > measured * (1 + PLAN_ABOVE):
+        return "PLAN ABOVE"
+    return "ok"
+
+
+def table_rows(
+    phases: dict[str, list[dict[str, Any]]], plan: Any, on_gpu: bool, vllm: bool
+) -> list[Row]:
+    """One row per planned phase: the peak over the steps, the plan's total, the mean time."""
+    rows = []
+    for name in PHASES:
+        records = phases.get(name, [])
+        measured = max((r["peak_bytes"] for r in records), default=None)
+        seconds = sum(r["seconds"] for r in records) / len(records) if records else None
+        planned = None
+        if plan is not None and any(p.name == name for p in plan.phases):
+            planned = plan.phase(name).total_gib
+        gib = measured / GIB if measured is not None else None
+        if gib is None or planned is None:
+            verdict = "not measured" if gib is None else "not planned"
+        elif not on_gpu:
+            verdict = "not compared (CPU)"
+        elif name == "rollout" and not vllm:
+            verdict = "not compared (hf rollout)"
+        else:
+            verdict = compare(gib, planned)
+        rows.append(Row(name, gib, planned, seconds, verdict))
+    return rows
+
+
+def print_table(
+    rows: Sequence[Row],
+    tail: Sequence[dict[str, Any]],
+    measure: str,
+    plan_note: str,
+    out: Callable[[str], None] = print,
+) -> None:
+    def cell(value: float | None, fmt: str) -> str:
+        return "-" if value is None else format(value, fmt)
+
+    out(f"{'phase':<22}{'measured GiB':>13}{'plan GiB':>10}{'s/step':>8}  verdict")
+    for r in rows:
+        out(
+            f"{r.phase:<22}{cell(r.measured_gib, '13.2f')}{cell(r.planned_gib, '10.2f')}"
+            f"{cell(r.seconds, '8.1f')}  {r.verdict}"
+        )
+    if tail:
+        worst = max(t["seconds"] for t in tail)
+        jobs = sum(t.get("jobs", 0) for t in tail)
+        out(
+            f"judging after the last response of a step: at most {worst:.2f} s "
+            f"({len(tail)} steps, {jobs:.0f} jobs judged)"
+        )
+    out(f"measured: {measure}; peak over the steps, sampled during each phase and at its ends.")
+    out(plan_note)
+
+
+def smoke_plan(smoke: Smoke) -> tuple[Any, str]:
+    """The preflight's memory plan for the config the resumed stage ran (its
+    <run dir>/config/{train,verl}.yaml), or None and why, and the table's note on it."""
+    from omegaconf import OmegaConf
+
+    from codefu_trainer.training.compose import to_train_config
+    from codefu_trainer.training.planning.memory import MARGIN
+    from codefu_trainer.training.planning.model_shape import ShapeError, resolve_shape
+    from codefu_trainer.training.planning.preflight import gpu_of
+
+    config = smoke.run_dir / "config"
+    if not (config / "verl.yaml").is_file():
+        return None, f"plan: none (no {config / 'verl.yaml'}: no stage composed a run)"
+    verl = OmegaConf.load(config / "verl.yaml")
+    schema = OmegaConf.structured(TrainConfig)
+    cfg = to_train_config(OmegaConf.merge(schema, OmegaConf.load(config / "train.yaml")))
+    path = str(verl.actor_rollout_ref.model.path)  # the CPU path's tiny model is local
+    try:
+        shape = resolve_shape(path, cfg.model.shape, cfg.model.name)
+    except ShapeError as exc:
+        return None, f"plan: none ({exc})"
+    bounds = (
+        f"exit 0 needs each compared phase's plan within -{PLAN_BELOW:.0%}/+{PLAN_ABOVE:.0%} "
+        f"of the measured peak (the plan itself keeps a {MARGIN:.0%} margin below the GPU)"
+    )
+    if smoke.gpu is None:
+        import psutil
+
+        ram = psutil.virtual_memory().total / GIB
+        plan = _plan(verl, shape, "CPU", ram)
+        note = (
+            "plan: the GPU plan of this shape and these settings, printed for reference; on a "
+            "CPU the measure is not device memory (fp32, no vLLM), so nothing is compared; "
+            "on a GPU " + bounds
+        )
+        return plan, note
+    gpu = gpu_of(cfg)
+    if isinstance(gpu, str):
+        return None, f"plan: none ({gpu})"
+    plan = _plan(verl, shape, gpu[0], gpu[1])
+    return plan, f"plan: {plan.inputs.strategy}, {shape.params / 1e9:.2f}B params; {bounds}"
+
+
+def _plan(verl: Any, shape: Any, name: str, gib: float) -> Any:
+    from codefu_trainer.training.planning.memory import make_plan
+    from codefu_trainer.training.planning.preflight import plan_inputs
+
+    return make_plan(plan_inputs(verl, shape, name, gib), shape)
+
+
+def prepare(conf_dir: Path, user: Sequence[str]) -> Smoke:
+    """The run directory, the shipped sample's problems (unless data.out_dir is given) and,
+    on a GPU, the random model of GPU_SHAPE (unless model=... is given)."""
+    from codefu_trainer.run.gpu import visible_gpu_count
+    from codefu_trainer.run.overrides import ConfigError, parse_override, split_overrides
+    from codefu_trainer.training.compose import compose_train, resolve_run_dir, to_train_config
+
+    ours, _ = split_overrides(user)
+    mine = [parse_override("run.name=codefu-smoke"), *(o for o in ours if o.first_key != "cluster")]
+    kinds = [o.value for o in ours if o.key == "cluster"]
+    if kinds and kinds[-1] not in ("local", "cpu_verl"):
+        raise ConfigError(
+            f"cluster={kinds[-1]}: the smoke runs on this machine: cluster=local (its GPU, or "
+            "its CPU without one) or cluster=cpu_verl (its CPU)."
+        )
+    gpu = first_gpu_index() if visible_gpu_count() and kinds[-1:] != ["cpu_verl"] else None
+    cfg = to_train_config(compose_train(conf_dir, mine))
+    run_dir = resolve_run_dir(cfg)
+    (run_dir / "smoke").mkdir(parents=True, exist_ok=True)
+    data = Path(cfg.data.out_dir)
+    if not has_key(user, "data.out_dir"):
+        from codefu_data.config import DataConfig
+        from codefu_data.prepare import prepare as prepare_data
+
+        data = run_dir / "sample-data"
+        if not (data / cfg.data.tier / "train.parquet").is_file():
+            prepare_data(DataConfig(source="sample", out_dir=str(data)), progress=False, log=print)
+    if gpu is not None and not has_key(user, "model", "model.path"):
+        from codefu_trainer.training.rehearsal.tiny_model import write_tiny_model
+
+        write_tiny_model(GPU_SHAPE, run_dir / "base_model", vocab_size=GPU_VOCAB)
+    vllm = importlib.util.find_spec("vllm") is not None
+    rest = [o for o in user if not o.startswith("cluster=")]
+    overrides = stage_overrides(run_dir, data, gpu, rest, vllm)
+    return Smoke(conf_dir, run_dir, gpu, overrides)
+
+
+def main(conf_dir: Path, user: Sequence[str]) -> int:
+    """`codefu-train --smoke [OVERRIDES]`: the stages, the table; 0 when all passed (and, on
+    a GPU, every compared phase's plan is within bounds), 1 otherwise."""
+    smoke = prepare(conf_dir, user)
+    where = f"GPU {smoke.gpu}" if smoke.gpu is not None else "this machine's CPU (no GPU found)"
+    print(f"codefu-train --smoke: on {where}; run dir {smoke.run_dir}", flush=True)
+    run_stages(smoke)
+    vllm = importlib.util.find_spec("vllm") is not None
+    try:
+        plan, note = smoke_plan(smoke)
+    except Exception as exc:  # the table still shows what was measured
+        plan, note = None, f"plan: none ({type(exc).__name__}: {exc})"
+    phases = read_phases(smoke.phase_log)
+    rows = table_rows(phases, plan, smoke.gpu is not None, vllm)
+    measure = next((r["measure"] for p in PHASES for r in phases.get(p, [])), "nothing")
+    lines: list[str] = []
+    tail = phases.get("judging after the last response", [])
+    print_table(rows, tail, measure, note, lines.append)
+    for stage in smoke.stages:
+        mark = "ok    " if stage.ok else "FAILED"
+        lines.append(f"stage {stage.name:<7}{mark} {stage.seconds:7.1f} s  {stage.detail}")
+    report = "\n".join(lines)
+    (smoke.run_dir / "smoke" / "table.txt").write_text(report + "\n")
+    print("\n" + report, flush=True)
+    passed = len(smoke.stages) == 4 and all(s.ok for s in smoke.stages)
+    memory_ok = all(r.verdict not in ("PLAN BELOW", "PLAN ABOVE") for r in rows)
+    if smoke.gpu is not None and any(r.measured_gib is None for r in rows[1:]):
+        memory_ok = False  # a GPU smoke measures every planned phase
+    print(
+        "codefu-train --smoke: "
+        + ("passed" if passed and memory_ok else "FAILED")
+        + f" ({smoke.run_dir / 'smoke' / 'table.txt'})",
+        flush=True,
+    )
+    return 0 if passed and memory_ok else 1
