@@ -226,7 +226,9 @@ LAYERS = (
         "and its --smoke",
         entry_points={
             "codefu_trainer.training.cli": frozenset({"codefu_trainer.training.verl.cpu.run"}),
-            "codefu_trainer.training.smoke": frozenset({"codefu_trainer.training.verl.cpu.run"}),
+            "codefu_trainer.training.smoke.stages": frozenset(
+                {"codefu_trainer.training.verl.cpu.run"}
+            ),
         },
     ),
 )

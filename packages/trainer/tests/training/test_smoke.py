@@ -31,7 +31,8 @@ from pathlib import Path
 
 import pytest
 
-from codefu_trainer.training import phase_probe, smoke
+from codefu_trainer.training.smoke import probe as phase_probe
+from codefu_trainer.training.smoke import stages, table
 
 from ..conftest import CONF
 
@@ -184,8 +185,8 @@ def test_weights_reach_the_rollout_and_the_policy_moves(ran: dict) -> None:
 @pytest.mark.slow
 @pytest.mark.ray
 def test_the_table_has_each_phase_of_each_step_measured(ran: dict) -> None:
-    phases = smoke.read_phases(ran["run_dir"] / "smoke" / "phases.jsonl")
-    for name in smoke.PHASES:
+    phases = table.read_phases(ran["run_dir"] / "smoke" / "phases.jsonl")
+    for name in table.PHASES:
         records = phases[name]
         assert [r["step"] for r in records] == [1, 2, 3], name
         assert all(r["peak_bytes"] > 100 * 2**20 and r["seconds"] > 0 for r in records), name
@@ -193,10 +194,10 @@ def test_the_table_has_each_phase_of_each_step_measured(ran: dict) -> None:
     tail = phases["judging after the last response"]
     assert [r["step"] for r in tail] == [1, 2, 3]
     assert all(0 <= r["seconds"] < 60 for r in tail) and sum(r["jobs"] for r in tail) > 0
-    table = (ran["run_dir"] / "smoke" / "table.txt").read_text()
-    for name in smoke.PHASES:
-        assert f"{name:<22}" in table and "not compared (CPU)" in table
-    assert "judging after the last response of a step: at most" in table
+    printed = (ran["run_dir"] / "smoke" / "table.txt").read_text()
+    for name in table.PHASES:
+        assert f"{name:<22}" in printed and "not compared (CPU)" in printed
+    assert "judging after the last response of a step: at most" in printed
     assert table.count(" ok     ") == 4  # train, torn, resume, export
     assert "codefu-train --smoke: passed" in ran["out"]
 
@@ -205,9 +206,9 @@ def test_the_table_has_each_phase_of_each_step_measured(ran: dict) -> None:
 
 
 def test_the_plan_must_be_within_its_bounds_of_each_measured_phase() -> None:
-    assert smoke.compare(10.0, 8.6) == "ok" and smoke.compare(10.0, 12.5) == "ok"
-    assert smoke.compare(10.0, 8.4) == "PLAN BELOW"
-    assert smoke.compare(10.0, 12.6) == "PLAN ABOVE"
+    assert table.compare(10.0, 8.6) == "ok" and table.compare(10.0, 12.5) == "ok"
+    assert table.compare(10.0, 8.4) == "PLAN BELOW"
+    assert table.compare(10.0, 12.6) == "PLAN ABOVE"
 
 
 def test_rows_compare_on_a_gpu_only_and_the_rollout_only_with_vllm() -> None:
@@ -217,25 +218,25 @@ def test_rows_compare_on_a_gpu_only_and_the_rollout_only_with_vllm() -> None:
     from .test_memory_plan import QWEN_7B, p4de
 
     plan = make_plan(p4de(), shape_from_dict(QWEN_7B, "test"))
-    gib = smoke.GIB
+    gib = table.GIB
     phases = {
         name: [{"step": 1, "phase": name, "seconds": 2.0, "peak_bytes": p.total_gib * gib}]
         for name, p in ((p.name, p) for p in plan.phases)
     }
     phases["actor update"][0]["peak_bytes"] *= 2  # the plan is half of what was measured
-    gpu = {r.phase: r.verdict for r in smoke.table_rows(phases, plan, on_gpu=True, vllm=False)}
+    gpu = {r.phase: r.verdict for r in table.table_rows(phases, plan, on_gpu=True, vllm=False)}
     assert gpu == {
         "rollout": "not compared (hf rollout)",
         "old log-probs": "ok",
         "reference log-probs": "ok",
         "actor update": "PLAN BELOW",
     }
-    vllm = smoke.table_rows(phases, plan, on_gpu=True, vllm=True)
+    vllm = table.table_rows(phases, plan, on_gpu=True, vllm=True)
     assert vllm[0].verdict == "ok"
-    cpu = smoke.table_rows(phases, plan, on_gpu=False, vllm=False)
+    cpu = table.table_rows(phases, plan, on_gpu=False, vllm=False)
     assert {r.verdict for r in cpu} == {"not compared (CPU)"}
     lines: list[str] = []
-    smoke.print_table(cpu, [{"seconds": 0.5, "jobs": 4}], "m", "note", lines.append)
+    table.print_table(cpu, [{"seconds": 0.5, "jobs": 4}], "m", "note", lines.append)
     assert "at most 0.50 s (1 steps, 4 jobs judged)" in lines[-3]
 
 
@@ -281,19 +282,19 @@ def test_the_gpu_smoke_composes_one_gpu_fsdp2_the_hf_rollout_and_a_plan(
     from codefu_trainer.training.verl.cpu.hook import HOOK
 
     run_dir = tmp_path / "run"
-    shape = {f.name: getattr(smoke.GPU_SHAPE, f.name) for f in fields(smoke.GPU_SHAPE)}
+    shape = {f.name: getattr(stages.GPU_SHAPE, f.name) for f in fields(stages.GPU_SHAPE)}
     (run_dir / "base_model").mkdir(parents=True)
     (run_dir / "base_model" / "config.json").write_text(
-        json.dumps({**shape, "vocab_size": smoke.GPU_VOCAB, "tie_word_embeddings": True})
+        json.dumps({**shape, "vocab_size": stages.GPU_VOCAB, "tie_word_embeddings": True})
     )
     user = ["verl.data.train_batch_size=2", "cluster.gpu_memory_gib=80"]
-    overrides = smoke.stage_overrides(run_dir, prepared_data, 0, user, vllm=False)
-    with_vllm = smoke.stage_overrides(run_dir, prepared_data, 0, user, vllm=True)
+    overrides = stages.stage_overrides(run_dir, prepared_data, 0, user, vllm=False)
+    with_vllm = stages.stage_overrides(run_dir, prepared_data, 0, user, vllm=True)
     assert [o for o in overrides if o not in with_vllm] == [
         "actor_rollout_ref.rollout.name=hf",
         f"++ray_kwargs.ray_init.runtime_env.worker_process_setup_hook={HOOK}",
     ]
-    steps = smoke.steps_overrides(0, smoke.STEPS)
+    steps = stages.steps_overrides(0, stages.STEPS)
     run = compose_run(CONF, [*overrides[:1], *steps, *overrides[1:]], gpus_detected=1)
     verl = run.verl
     assert verl is not None and run.cfg.model.path == str(run_dir / "base_model")
@@ -306,8 +307,8 @@ def test_the_gpu_smoke_composes_one_gpu_fsdp2_the_hf_rollout_and_a_plan(
     assert verl.actor_rollout_ref.rollout.name == "hf"
     assert env.worker_process_setup_hook == HOOK
     write_resolved(run)
-    plan, note = smoke.smoke_plan(smoke.Smoke(CONF, run_dir, 0, overrides))
+    plan, note = table.smoke_plan(stages.Smoke(CONF, run_dir, 0, overrides))
     assert plan is not None and plan.shape.params == pytest.approx(0.494e9, rel=0.01)
-    assert {p.name for p in plan.phases} == set(smoke.PHASES)
+    assert {p.name for p in plan.phases} == set(table.PHASES)
     assert plan.inputs.actor_tokens == 4096 and plan.inputs.gpus_per_node == 1
     assert note.startswith("plan: fsdp2, 0.49B params; exit 0 needs")

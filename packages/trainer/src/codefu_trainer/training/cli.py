@@ -139,7 +139,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         require_training_stack("train")
         if args.smoke:
-            from codefu_trainer.training import smoke
+            from codefu_trainer.training.smoke import run as smoke
 
             return smoke.main(conf_dir, args.overrides)
         ours, _ = split_overrides(args.overrides)

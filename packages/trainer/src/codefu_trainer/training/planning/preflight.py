@@ -16,15 +16,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from omegaconf import DictConfig, OmegaConf
+from omegaconf import DictConfig
 
-from codefu_trainer.run.config import ClusterKind, GroupRole, TrainConfig, data_files
-from codefu_trainer.run.gpu import INSTANCE_GPUS, local_gpu_memory
+from codefu_trainer.run.config import ClusterKind, TrainConfig, data_files
 from codefu_trainer.training.compose import ComposedRun
+from codefu_trainer.training.planning.inputs import gpu_of, plan_inputs
+from codefu_trainer.training.planning.inputs import select as _select
 from codefu_trainer.training.planning.memory import (
     PLANNED_STRATEGY,
     MemoryPlan,
-    PlanInputs,
     make_plan,
     plan_json,
     plan_table,
@@ -63,116 +63,6 @@ class Preflight:
             "checks": [c.__dict__ for c in self.checks],
             "refused": self.refused,
         }
-
-
-def _select(verl: DictConfig, key: str, default: Any = None) -> Any:
-    return OmegaConf.select(verl, key, default=default)
-
-
-def gpu_of(cfg: TrainConfig) -> tuple[str, float, int | None] | str:
-    """(GPU name, GiB, GPUs per instance or None) of the cluster, or why it is unknown."""
-    c = cfg.cluster
-    if c.kind is ClusterKind.sagemaker:
-        sm = c.sagemaker
-        types = (
-            [g.instance_type for g in sm.instance_groups if g.role is GroupRole.train]
-            if sm.instance_groups
-            else [sm.instance_type or ""]
-        )
-        known = [INSTANCE_GPUS[t] for t in types if t in INSTANCE_GPUS]
-        if c.gpu_memory_gib:
-            name = known[0][0] if known else "/".join(types)
-            return name, float(c.gpu_memory_gib), known[0][1] if known else None
-        if len(known) != len(types) or not known:
-            unknown = [t for t in types if t not in INSTANCE_GPUS]
-            return (
-                f"the GPU memory of instance type {', '.join(unknown)} is not known here: set "
-                f"cluster.gpu_memory_gib=<GiB per GPU> (known: {', '.join(INSTANCE_GPUS)})"
-            )
-        name, per_instance, memory = min(known, key=lambda k: k[2])
-        return name, memory, per_instance
-    if c.gpu_memory_gib:
-        return "configured", float(c.gpu_memory_gib), None
-    found = local_gpu_memory()
-    if found is None:
-        return "no GPU found by nvidia-smi: set cluster.gpu_memory_gib=<GiB per GPU> to plan"
-    return found[0], found[1], None
-
-
-def plan_inputs(verl: DictConfig, shape: ModelShape, gpu_name: str, gpu_gib: float) -> PlanInputs:
-    """The plan's inputs read from veRL's composed config."""
-    actor = "actor_rollout_ref.actor"
-    ref_needed = bool(_select(verl, f"{actor}.use_kl_loss")) or bool(
-        _select(verl, "algorithm.use_kl_in_reward")
-    )
-    sp = int(_select(verl, f"{actor}.ulysses_sequence_parallel_size", 1) or 1)
-    prompt = int(verl.data.max_prompt_length)
-    response = int(verl.data.max_response_length)
-    full = prompt + response
-
-    def budget(dynamic_key: str, tokens_key: str, micro_key: str) -> int:
-        if _select(verl, dynamic_key, False):
-            return int(_select(verl, tokens_key))
-        micro = _select(verl, micro_key) or 1
-        return int(micro) * full
-
-    attention = str(
-        _select(verl, "actor_rollout_ref.model.override_config.attn_implementation")
-        or "flash_attention_2"
-    )
-    return PlanInputs(
-        nnodes=int(verl.trainer.nnodes),
-        gpus_per_node=int(verl.trainer.n_gpus_per_node),
-        gpu_memory_gib=gpu_gib,
-        gpu_name=gpu_name,
-        prompt_length=prompt,
-        response_length=response,
-        actor_tokens=budget(
-            f"{actor}.use_dynamic_bsz",
-            f"{actor}.ppo_max_token_len_per_gpu",
-            f"{actor}.ppo_micro_batch_size_per_gpu",
-        ),
-        use_fused_kernels=bool(_select(verl, "actor_rollout_ref.model.use_fused_kernels", False)),
-        entropy_in_loss=bool(_select(verl, f"{actor}.calculate_entropy", False))
-        or float(_select(verl, f"{actor}.entropy_coeff", 0.0) or 0.0) != 0.0,
-        gradient_checkpointing=bool(
-            _select(verl, "actor_rollout_ref.model.enable_gradient_checkpointing", False)
-        ),
-        sdpa_packed=attention == "sdpa"
-        and bool(_select(verl, "actor_rollout_ref.model.use_remove_padding", False)),
-        sequence_parallel=sp,
-        fsdp_size=int(_select(verl, f"{actor}.fsdp_config.fsdp_size", -1) or -1),
-        param_offload=bool(_select(verl, f"{actor}.fsdp_config.param_offload", False)),
-        optimizer_offload=bool(_select(verl, f"{actor}.fsdp_config.optimizer_offload", False)),
-        strategy=str(_select(verl, f"{actor}.strategy")),
-        ref_tokens=budget(
-            "actor_rollout_ref.ref.log_prob_use_dynamic_bsz",
-            "actor_rollout_ref.ref.log_prob_max_token_len_per_gpu",
-            "actor_rollout_ref.ref.log_prob_micro_batch_size_per_gpu",
-        )
-        if ref_needed
-        else None,
-        # veRL offloads a forward-only engine's params whatever param_offload says
-        # (verl/workers/engine/fsdp/transformer_impl.py:459, docs/fsdp.md).
-        ref_param_offload=bool(_select(verl, "actor_rollout_ref.ref.fsdp_config.param_offload"))
-        or bool(_select(verl, "actor_rollout_ref.ref.fsdp_config.forward_only")),
-        old_log_prob_tokens=budget(
-            "actor_rollout_ref.rollout.log_prob_use_dynamic_bsz",
-            "actor_rollout_ref.rollout.log_prob_max_token_len_per_gpu",
-            "actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu",
-        ),
-        tensor_parallel=int(
-            _select(verl, "actor_rollout_ref.rollout.tensor_model_parallel_size", 1)
-        ),
-        gpu_memory_utilization=float(
-            _select(verl, "actor_rollout_ref.rollout.gpu_memory_utilization", 0.5)
-        ),
-        max_num_batched_tokens=int(
-            _select(verl, "actor_rollout_ref.rollout.max_num_batched_tokens", 8192) or 8192
-        ),
-        max_model_len=_select(verl, "actor_rollout_ref.rollout.max_model_len"),
-        max_num_seqs=int(_select(verl, "actor_rollout_ref.rollout.max_num_seqs", 1024) or 1024),
-    )
 
 
 def strategy_check(verl: DictConfig) -> Check:

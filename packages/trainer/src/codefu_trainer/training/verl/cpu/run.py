@@ -1,6 +1,6 @@
 """The CPU path's entry point (cluster=cpu_verl): compose, write the inputs, patch veRL, run.
 
-`codefu-train` (training/cli.py, and `--smoke` in training/smoke.py, which also takes the
+`codefu-train` (training/cli.py, and `--smoke` in training/smoke/stages.py, which also takes the
 `hf` rollout's overrides for a GPU without vLLM from here) reaches veRL on CPU only through
 this module; nothing outside `verl/cpu/` imports the others (tests/test_layout.py). The run
 itself is the one GPU runs make (`verl.main.train`), with the CPU settings composed in

@@ -1,10 +1,10 @@
 """Each phase's time and peak memory in veRL's trainer process, for `codefu-train --smoke`.
 
-`probe_from_env()` (called by `verl_trainer`'s trainer subclass) returns a `PhaseProbe` when
-the smoke set PHASE_LOG_ENV in the run's Ray environment, else None. The probe samples the
-memory of the GPU the smoke trains on (NVML, else nvidia-smi), or on a CPU the proportional
-set size of every process under ROOT_PID_ENV (the smoke's own process), while a phase runs
-and at its ends, and appends one JSON line per phase and step to the log.
+`probe_from_env()` (called by training/verl/trainer.py's trainer subclass) returns a
+`PhaseProbe` when the smoke set PHASE_LOG_ENV in the run's Ray environment, else None. The
+probe samples the memory of the GPU the smoke trains on (NVML, else nvidia-smi), or on a CPU
+the proportional set size of every process under ROOT_PID_ENV (the smoke's own process),
+while a phase runs and at its ends, and appends one JSON line per phase and step to the log.
 
 Imports neither torch nor veRL.
 """

@@ -1,20 +1,9 @@
-"""`codefu-train --smoke`: three GRPO steps of veRL's own trainer through the real stack, on
-this machine's GPU, or on its CPU when it has none (docs/smoke.md).
-
-Stages, each checked: `train` (steps 1-2 by `codefu-train` itself, a checkpoint with its
-manifest after each), `torn` (steps 3 and 4 planted as an interrupted save leaves them),
-`resume` (a second `codefu-train` that must report every planted fault, resume from step 2,
-finish step 3 and export the Hugging Face model), `export` (the model loads, has the base
-model's tensors, and training changed some). Then one table: per phase of a step (rollout,
-old log-probs, reference log-probs, actor update) the peak memory measured, the preflight
-plan's figure for the same shape and settings, and the time; and how long judging went on
-after the last response of a step. On a GPU the exit code also holds the plan to what was
-measured (`PLAN_BELOW`, `PLAN_ABOVE`); on a CPU the memory is not device memory and is not
-compared.
-
-The measurements come from veRL's trainer process: `phase_probe.PhaseProbe` (enabled there
-by PHASE_LOG_ENV, `verl_trainer`) samples the memory while each phase runs and writes one
-JSON line per phase and step.
+"""The smoke's stages (docs/smoke.md): `train` (steps 1-2 by `codefu-train` itself, a
+checkpoint with its manifest after each), `torn` (steps 3 and 4 planted as an interrupted save
+leaves them), `resume` (a second `codefu-train` that must report every planted fault, resume
+from step 2, finish step 3 and export the Hugging Face model), `export` (the model loads, has
+the base model's tensors, and training changed some); and what they share (`Smoke`,
+`prepare`).
 """
 
 from __future__ import annotations
@@ -28,21 +17,16 @@ import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from codefu_trainer.run.config import TinyModelConfig, TrainConfig
-from codefu_trainer.training.phase_probe import GPU_INDEX_ENV, PHASE_LOG_ENV, ROOT_PID_ENV
+from codefu_trainer.run.config import TinyModelConfig
+from codefu_trainer.training.smoke.probe import GPU_INDEX_ENV, PHASE_LOG_ENV, ROOT_PID_ENV
 
-# The phases of a veRL step the memory plan names (memory_plan._phases).
-PHASES = ("rollout", "old log-probs", "reference log-probs", "actor update")
 STEPS = 3
 CHECKPOINT_STEP = 2
-# The plan may be below a measured phase by at most 15%, above it by at most 25%.
-PLAN_BELOW = 0.15
-PLAN_ABOVE = 0.25
 # A GPU smoke's model: Qwen2.5-0.5B's shape (0.49B parameters), random weights.
 GPU_SHAPE = TinyModelConfig(
     hidden_size=896,
@@ -53,10 +37,6 @@ GPU_SHAPE = TinyModelConfig(
     max_position_embeddings=32768,
 )
 GPU_VOCAB = 151936
-GIB = 1024**3
-
-
-# --- the smoke -----------------------------------------------------------------------------
 
 
 @dataclass
@@ -321,137 +301,6 @@ def run_stages(smoke: Smoke) -> None:
         r["detail"] = f"{smoke.run_dir / 'model'} loads and differs from the base model"
 
 
-# --- the table ---------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Row:
-    phase: str
-    measured_gib: float | None
-    planned_gib: float | None
-    seconds: float | None
-    verdict: str  # "ok", "PLAN BELOW", "PLAN ABOVE", or why not compared
-
-
-def read_phases(path: Path) -> dict[str, list[dict[str, Any]]]:
-    by_phase: dict[str, list[dict[str, Any]]] = {}
-    if path.is_file():
-        for line in path.read_text().splitlines():
-            record = json.loads(line)
-            by_phase.setdefault(str(record["phase"]), []).append(record)
-    return by_phase
-
-
-def compare(measured: float, planned: float) -> str:
-    if planned < measured * (1 - PLAN_BELOW):
-        return "PLAN BELOW"
-    if planned > measured * (1 + PLAN_ABOVE):
-        return "PLAN ABOVE"
-    return "ok"
-
-
-def table_rows(
-    phases: dict[str, list[dict[str, Any]]], plan: Any, on_gpu: bool, vllm: bool
-) -> list[Row]:
-    """One row per planned phase: the peak over the steps, the plan's total, the mean time."""
-    rows = []
-    for name in PHASES:
-        records = phases.get(name, [])
-        measured = max((r["peak_bytes"] for r in records), default=None)
-        seconds = sum(r["seconds"] for r in records) / len(records) if records else None
-        planned = None
-        if plan is not None and any(p.name == name for p in plan.phases):
-            planned = plan.phase(name).total_gib
-        gib = measured / GIB if measured is not None else None
-        if gib is None or planned is None:
-            verdict = "not measured" if gib is None else "not planned"
-        elif not on_gpu:
-            verdict = "not compared (CPU)"
-        elif name == "rollout" and not vllm:
-            verdict = "not compared (hf rollout)"
-        else:
-            verdict = compare(gib, planned)
-        rows.append(Row(name, gib, planned, seconds, verdict))
-    return rows
-
-
-def print_table(
-    rows: Sequence[Row],
-    tail: Sequence[dict[str, Any]],
-    measure: str,
-    plan_note: str,
-    out: Callable[[str], None] = print,
-) -> None:
-    def cell(value: float | None, fmt: str) -> str:
-        return "-" if value is None else format(value, fmt)
-
-    out(f"{'phase':<22}{'measured GiB':>13}{'plan GiB':>10}{'s/step':>8}  verdict")
-    for r in rows:
-        out(
-            f"{r.phase:<22}{cell(r.measured_gib, '13.2f')}{cell(r.planned_gib, '10.2f')}"
-            f"{cell(r.seconds, '8.1f')}  {r.verdict}"
-        )
-    if tail:
-        worst = max(t["seconds"] for t in tail)
-        jobs = sum(t.get("jobs", 0) for t in tail)
-        out(
-            f"judging after the last response of a step: at most {worst:.2f} s "
-            f"({len(tail)} steps, {jobs:.0f} jobs judged)"
-        )
-    out(f"measured: {measure}; peak over the steps, sampled during each phase and at its ends.")
-    out(plan_note)
-
-
-def smoke_plan(smoke: Smoke) -> tuple[Any, str]:
-    """The preflight's memory plan for the config the resumed stage ran (its
-    <run dir>/config/{train,verl}.yaml), or None and why, and the table's note on it."""
-    from omegaconf import OmegaConf
-
-    from codefu_trainer.training.compose import to_train_config
-    from codefu_trainer.training.planning.memory import MARGIN
-    from codefu_trainer.training.planning.model_shape import ShapeError, resolve_shape
-    from codefu_trainer.training.planning.preflight import gpu_of
-
-    config = smoke.run_dir / "config"
-    if not (config / "verl.yaml").is_file():
-        return None, f"plan: none (no {config / 'verl.yaml'}: no stage composed a run)"
-    verl = OmegaConf.load(config / "verl.yaml")
-    schema = OmegaConf.structured(TrainConfig)
-    cfg = to_train_config(OmegaConf.merge(schema, OmegaConf.load(config / "train.yaml")))
-    path = str(verl.actor_rollout_ref.model.path)  # the CPU path's tiny model is local
-    try:
-        shape = resolve_shape(path, cfg.model.shape, cfg.model.name)
-    except ShapeError as exc:
-        return None, f"plan: none ({exc})"
-    bounds = (
-        f"exit 0 needs each compared phase's plan within -{PLAN_BELOW:.0%}/+{PLAN_ABOVE:.0%} "
-        f"of the measured peak (the plan itself keeps a {MARGIN:.0%} margin below the GPU)"
-    )
-    if smoke.gpu is None:
-        import psutil
-
-        ram = psutil.virtual_memory().total / GIB
-        plan = _plan(verl, shape, "CPU", ram)
-        note = (
-            "plan: the GPU plan of this shape and these settings, printed for reference; on a "
-            "CPU the measure is not device memory (fp32, no vLLM), so nothing is compared; "
-            "on a GPU " + bounds
-        )
-        return plan, note
-    gpu = gpu_of(cfg)
-    if isinstance(gpu, str):
-        return None, f"plan: none ({gpu})"
-    plan = _plan(verl, shape, gpu[0], gpu[1])
-    return plan, f"plan: {plan.inputs.strategy}, {shape.params / 1e9:.2f}B params; {bounds}"
-
-
-def _plan(verl: Any, shape: Any, name: str, gib: float) -> Any:
-    from codefu_trainer.training.planning.memory import make_plan
-    from codefu_trainer.training.planning.preflight import plan_inputs
-
-    return make_plan(plan_inputs(verl, shape, name, gib), shape)
-
-
 def prepare(conf_dir: Path, user: Sequence[str]) -> Smoke:
     """The run directory, the shipped sample's problems (unless data.out_dir is given) and,
     on a GPU, the random model of GPU_SHAPE (unless model=... is given)."""
@@ -487,40 +336,3 @@ def prepare(conf_dir: Path, user: Sequence[str]) -> Smoke:
     rest = [o for o in user if not o.startswith("cluster=")]
     overrides = stage_overrides(run_dir, data, gpu, rest, vllm)
     return Smoke(conf_dir, run_dir, gpu, overrides)
-
-
-def main(conf_dir: Path, user: Sequence[str]) -> int:
-    """`codefu-train --smoke [OVERRIDES]`: the stages, the table; 0 when all passed (and, on
-    a GPU, every compared phase's plan is within bounds), 1 otherwise."""
-    smoke = prepare(conf_dir, user)
-    where = f"GPU {smoke.gpu}" if smoke.gpu is not None else "this machine's CPU (no GPU found)"
-    print(f"codefu-train --smoke: on {where}; run dir {smoke.run_dir}", flush=True)
-    run_stages(smoke)
-    vllm = importlib.util.find_spec("vllm") is not None
-    try:
-        plan, note = smoke_plan(smoke)
-    except Exception as exc:  # the table still shows what was measured
-        plan, note = None, f"plan: none ({type(exc).__name__}: {exc})"
-    phases = read_phases(smoke.phase_log)
-    rows = table_rows(phases, plan, smoke.gpu is not None, vllm)
-    measure = next((r["measure"] for p in PHASES for r in phases.get(p, [])), "nothing")
-    lines: list[str] = []
-    tail = phases.get("judging after the last response", [])
-    print_table(rows, tail, measure, note, lines.append)
-    for stage in smoke.stages:
-        mark = "ok    " if stage.ok else "FAILED"
-        lines.append(f"stage {stage.name:<7}{mark} {stage.seconds:7.1f} s  {stage.detail}")
-    report = "\n".join(lines)
-    (smoke.run_dir / "smoke" / "table.txt").write_text(report + "\n")
-    print("\n" + report, flush=True)
-    passed = len(smoke.stages) == 4 and all(s.ok for s in smoke.stages)
-    memory_ok = all(r.verdict not in ("PLAN BELOW", "PLAN ABOVE") for r in rows)
-    if smoke.gpu is not None and any(r.measured_gib is None for r in rows[1:]):
-        memory_ok = False  # a GPU smoke measures every planned phase
-    print(
-        "codefu-train --smoke: "
-        + ("passed" if passed and memory_ok else "FAILED")
-        + f" ({smoke.run_dir / 'smoke' / 'table.txt'})",
-        flush=True,
-    )
-    return 0 if passed and memory_ok else 1

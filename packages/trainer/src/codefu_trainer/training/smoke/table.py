@@ -1,0 +1,152 @@
+"""The smoke's table: per phase of a step (rollout, old log-probs, reference log-probs, actor
+update) the peak memory measured in veRL's trainer process (`probe.py`), the preflight plan's
+figure for the same shape and settings, and the time; how long judging went on after a step's
+last response; and, on a GPU, whether the plan is within `PLAN_BELOW`/`PLAN_ABOVE` of what was
+measured.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from codefu_trainer.run.config import TrainConfig
+from codefu_trainer.training.smoke.stages import Smoke
+
+# The phases of a veRL step the memory plan names (training/planning/memory.py `_phases`).
+PHASES = ("rollout", "old log-probs", "reference log-probs", "actor update")
+# The plan may be below a measured phase by at most 15%, above it by at most 25%.
+PLAN_BELOW = 0.15
+PLAN_ABOVE = 0.25
+GIB = 1024**3
+
+
+@dataclass(frozen=True)
+class Row:
+    phase: str
+    measured_gib: float | None
+    planned_gib: float | None
+    seconds: float | None
+    verdict: str  # "ok", "PLAN BELOW", "PLAN ABOVE", or why not compared
+
+
+def read_phases(path: Path) -> dict[str, list[dict[str, Any]]]:
+    by_phase: dict[str, list[dict[str, Any]]] = {}
+    if path.is_file():
+        for line in path.read_text().splitlines():
+            record = json.loads(line)
+            by_phase.setdefault(str(record["phase"]), []).append(record)
+    return by_phase
+
+
+def compare(measured: float, planned: float) -> str:
+    if planned < measured * (1 - PLAN_BELOW):
+        return "PLAN BELOW"
+    if planned > measured * (1 + PLAN_ABOVE):
+        return "PLAN ABOVE"
+    return "ok"
+
+
+def table_rows(
+    phases: dict[str, list[dict[str, Any]]], plan: Any, on_gpu: bool, vllm: bool
+) -> list[Row]:
+    """One row per planned phase: the peak over the steps, the plan's total, the mean time."""
+    rows = []
+    for name in PHASES:
+        records = phases.get(name, [])
+        measured = max((r["peak_bytes"] for r in records), default=None)
+        seconds = sum(r["seconds"] for r in records) / len(records) if records else None
+        planned = None
+        if plan is not None and any(p.name == name for p in plan.phases):
+            planned = plan.phase(name).total_gib
+        gib = measured / GIB if measured is not None else None
+        if gib is None or planned is None:
+            verdict = "not measured" if gib is None else "not planned"
+        elif not on_gpu:
+            verdict = "not compared (CPU)"
+        elif name == "rollout" and not vllm:
+            verdict = "not compared (hf rollout)"
+        else:
+            verdict = compare(gib, planned)
+        rows.append(Row(name, gib, planned, seconds, verdict))
+    return rows
+
+
+def print_table(
+    rows: Sequence[Row],
+    tail: Sequence[dict[str, Any]],
+    measure: str,
+    plan_note: str,
+    out: Callable[[str], None] = print,
+) -> None:
+    def cell(value: float | None, fmt: str) -> str:
+        return "-" if value is None else format(value, fmt)
+
+    out(f"{'phase':<22}{'measured GiB':>13}{'plan GiB':>10}{'s/step':>8}  verdict")
+    for r in rows:
+        out(
+            f"{r.phase:<22}{cell(r.measured_gib, '13.2f')}{cell(r.planned_gib, '10.2f')}"
+            f"{cell(r.seconds, '8.1f')}  {r.verdict}"
+        )
+    if tail:
+        worst = max(t["seconds"] for t in tail)
+        jobs = sum(t.get("jobs", 0) for t in tail)
+        out(
+            f"judging after the last response of a step: at most {worst:.2f} s "
+            f"({len(tail)} steps, {jobs:.0f} jobs judged)"
+        )
+    out(f"measured: {measure}; peak over the steps, sampled during each phase and at its ends.")
+    out(plan_note)
+
+
+def smoke_plan(smoke: Smoke) -> tuple[Any, str]:
+    """The preflight's memory plan for the config the resumed stage ran (its
+    <run dir>/config/{train,verl}.yaml), or None and why, and the table's note on it."""
+    from omegaconf import OmegaConf
+
+    from codefu_trainer.training.compose import to_train_config
+    from codefu_trainer.training.planning.inputs import gpu_of
+    from codefu_trainer.training.planning.memory import MARGIN
+    from codefu_trainer.training.planning.model_shape import ShapeError, resolve_shape
+
+    config = smoke.run_dir / "config"
+    if not (config / "verl.yaml").is_file():
+        return None, f"plan: none (no {config / 'verl.yaml'}: no stage composed a run)"
+    verl = OmegaConf.load(config / "verl.yaml")
+    schema = OmegaConf.structured(TrainConfig)
+    cfg = to_train_config(OmegaConf.merge(schema, OmegaConf.load(config / "train.yaml")))
+    path = str(verl.actor_rollout_ref.model.path)  # the CPU path's tiny model is local
+    try:
+        shape = resolve_shape(path, cfg.model.shape, cfg.model.name)
+    except ShapeError as exc:
+        return None, f"plan: none ({exc})"
+    bounds = (
+        f"exit 0 needs each compared phase's plan within -{PLAN_BELOW:.0%}/+{PLAN_ABOVE:.0%} "
+        f"of the measured peak (the plan itself keeps a {MARGIN:.0%} margin below the GPU)"
+    )
+    if smoke.gpu is None:
+        import psutil
+
+        ram = psutil.virtual_memory().total / GIB
+        plan = _plan(verl, shape, "CPU", ram)
+        note = (
+            "plan: the GPU plan of this shape and these settings, printed for reference; on a "
+            "CPU the measure is not device memory (fp32, no vLLM), so nothing is compared; "
+            "on a GPU " + bounds
+        )
+        return plan, note
+    gpu = gpu_of(cfg)
+    if isinstance(gpu, str):
+        return None, f"plan: none ({gpu})"
+    plan = _plan(verl, shape, gpu[0], gpu[1])
+    return plan, f"plan: {plan.inputs.strategy}, {shape.params / 1e9:.2f}B params; {bounds}"
+
+
+def _plan(verl: Any, shape: Any, name: str, gib: float) -> Any:
+    from codefu_trainer.training.planning.inputs import plan_inputs
+    from codefu_trainer.training.planning.memory import make_plan
+
+    return make_plan(plan_inputs(verl, shape, name, gib), shape)
