@@ -7,6 +7,7 @@ the repository root is the rootdir (and the default confcutdir) wherever pytest 
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import pytest
@@ -50,3 +51,32 @@ def codefu_easy(real_data_dir: Path | None) -> Path:
             f"{EASY}/{{train,test}}.parquet (real CodeContests problems) to run this"
         )
     return real_data_dir / EASY
+
+
+Refused = Callable[[Callable[[Sequence[str]], int], Sequence[str], str, Path], None]
+
+
+@pytest.fixture
+def refused(capsys: pytest.CaptureFixture[str]) -> Refused:
+    """`refused(main, argv, names, folder)`: the command `main(argv)` turns a bad input away
+    as the README's exit codes say: exit 2, no traceback, a last stderr line naming the value
+    (`names` in it) that is the only one (or follows argparse's usage line, for argparse's own
+    refusals), and nothing new in `folder`."""
+
+    def check(
+        main: Callable[[Sequence[str]], int], argv: Sequence[str], names: str, folder: Path
+    ) -> None:
+        before = sorted(folder.rglob("*"))
+        try:
+            code = main(argv)
+        except SystemExit as exc:  # argparse's own refusals
+            code = exc.code  # type: ignore[assignment]
+        err = capsys.readouterr().err
+        lines = [line for line in err.splitlines() if line.strip()]
+        assert code == 2, err
+        assert "Traceback" not in err
+        assert lines and names in lines[-1], err
+        assert len(lines) == 1 or (len(lines) > 1 and lines[0].startswith("usage:")), err
+        assert sorted(folder.rglob("*")) == before
+
+    return check
