@@ -18,6 +18,13 @@ from hypothesis import settings
 settings.register_profile("codefu", deadline=None)
 settings.load_profile("codefu")
 
+# Ray starts its worker processes at niceness 15 (its `worker_niceness`), so that on a judge
+# node the raylet stays responsive beside busy workers. Here the tests' own processes and any
+# neighbour run at niceness 0 and would get ~28x the CPU of the Ray cluster under test: on a
+# loaded 2-core machine a judging of one small program then outlasted its 89 s deadline.
+# Every Ray process the suite starts (ray.init, Cluster, the smoke's subprocesses) reads this.
+os.environ.setdefault("RAY_worker_niceness", "0")
+
 REAL_DATA_ENV = "CODEFU_REAL_DATA"
 EASY = "codefu_easy"
 SPLITS = ("train", "test")
