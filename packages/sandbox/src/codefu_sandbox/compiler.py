@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from codefu_sandbox.runner import RunLimits, Runner, SandboxError
-from codefu_sandbox.verdicts import CompileResult
+from codefu_sandbox.verdicts import CompileResult, RunOutcome
 
 DEFAULT_FLAGS = ("-O2", "-DONLINE_JUDGE", "-pipe")
 # Link flags in order of preference; the first this toolchain links a C++ program with is
@@ -77,7 +77,7 @@ class CompilerConfig:
         return [self.flags[0], f"-std={self.std}", *self.flags[1:], *self.extra]
 
 
-def _digest(*parts: bytes) -> str:
+def digest(*parts: bytes) -> str:
     h = hashlib.sha256()
     for part in parts:
         h.update(len(part).to_bytes(8, "little"))
@@ -85,7 +85,7 @@ def _digest(*parts: bytes) -> str:
     return h.hexdigest()
 
 
-def _atomic_write(path: Path, data: bytes, mode: int = 0o644) -> None:
+def atomic_write(path: Path, data: bytes, mode: int = 0o644) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
     try:
@@ -119,7 +119,7 @@ class Compiler:
         self.link_flags = (
             self.config.link_flags if self.config.link_flags is not None else self._probe_link()
         )
-        self._flag_key = _digest(
+        self._flag_key = digest(
             self.version.encode(), "\0".join([*self.flags, *self.link_flags]).encode()
         )
         self._pch: Path | None = None
@@ -135,7 +135,7 @@ class Compiler:
 
     def _probe_link(self) -> tuple[str, ...]:
         """The first of LINK_CHOICES that links a C++ program here (cached per version)."""
-        record = self.cache_dir / "link" / f"{_digest(self.version.encode())[:24]}.txt"
+        record = self.cache_dir / "link" / f"{digest(self.version.encode())[:24]}.txt"
         with contextlib.suppress(OSError):
             return tuple(record.read_text().split())
         chosen: tuple[str, ...] = ()
@@ -156,7 +156,7 @@ class Compiler:
                     if ran.returncode == 0 and ran.stdout == b"1\n":
                         chosen = flags
                         break
-        _atomic_write(record, (" ".join(chosen) + "\n").encode())
+        atomic_write(record, (" ".join(chosen) + "\n").encode())
         return chosen
 
     # ------------------------------------------------------------ precompiled header
@@ -237,7 +237,7 @@ class Compiler:
 
     # ------------------------------------------------------------------- compiling
     def key(self, source: str) -> str:
-        return _digest(self._flag_key.encode(), source.encode("utf-8", "surrogateescape"))
+        return digest(self._flag_key.encode(), source.encode("utf-8", "surrogateescape"))
 
     def binary_path(self, key: str) -> Path:
         return self.cache_dir / "bin" / key[:2] / key
@@ -272,7 +272,7 @@ class Compiler:
             and result.diagnostics
             and not result.diagnostics.startswith("[")
         ):
-            _atomic_write(error_file, result.diagnostics.encode())
+            atomic_write(error_file, result.diagnostics.encode())
         return result, None
 
     def _compile_sandboxed(self, data: bytes, pch: Path | None, binary: Path) -> CompileResult:
@@ -310,37 +310,57 @@ class Compiler:
                 env={"PATH": "/usr/local/bin:/usr/bin:/bin", "TMPDIR": ".", "LC_ALL": "C"},
                 uid=uid,
             )
-            diagnostics = _read_head(private / "stderr", cfg.diagnostics_chars)
-            pch_used = pch is not None and "not using" not in diagnostics
-            if outcome.error is not None:
-                raise SandboxError(f"compiling in the sandbox failed: {outcome.error}")
-            if outcome.killed == "wall":
-                raise SandboxError(
-                    f"compiling took over {cfg.wall_seconds:g} s of wall time within its "
-                    f"{cfg.cpu_seconds:g} s of CPU: the host is overloaded (fewer judge "
-                    "workers per CPU), not a compile error"
-                )
-            if outcome.killed == "cpu":
-                return CompileResult(
-                    False, 0.0, False, f"[compilation exceeded {cfg.cpu_seconds:g} s of CPU]"
-                )
-            if outcome.exit_code != 0:
-                if "CPU time limit exceeded" in diagnostics:  # RLIMIT_CPU stopped cc1plus
-                    diagnostics = (
-                        f"[compilation exceeded {cfg.cpu_seconds:g} s of CPU]\n{diagnostics}"
-                    )
-                if outcome.signal is not None:
-                    diagnostics = f"[compiler killed by signal {outcome.signal}]\n{diagnostics}"
-                return CompileResult(False, 0.0, False, diagnostics or "compilation failed")
-            built = work / "sol"
-            if not built.is_file() or built.is_symlink():
+            diagnostics = read_head(private / "stderr", cfg.diagnostics_chars)
+            failed = compile_failure(outcome, diagnostics, cfg.cpu_seconds, cfg.wall_seconds)
+            if failed is not None:
+                return failed
+            if not install_output(work / "sol", binary, 0o755):
                 return CompileResult(False, 0.0, False, "[the compiler produced no binary]")
-            binary.parent.mkdir(parents=True, exist_ok=True)
-            staged = binary.parent / f".tmp-{os.getpid()}-{time.monotonic_ns()}"
-            shutil.copyfile(built, staged)
-            staged.chmod(0o755)
-            staged.replace(binary)
+            pch_used = pch is not None and "not using" not in diagnostics
             return CompileResult(True, 0.0, False, diagnostics, pch_used=pch_used)
+
+
+def compile_failure(
+    outcome: RunOutcome,
+    diagnostics: str,
+    cpu_seconds: float,
+    wall_seconds: float,
+    step: str = "compilation",
+) -> CompileResult | None:
+    """The compile error of a sandboxed compiler run that did not exit 0 (over its CPU, an
+    error, killed by a signal); None when it did. SandboxError when the judge failed, not
+    the source: the sandbox, or the wall backstop on an overloaded host. `step` names the
+    run in the messages ("compilation", "byte-compilation")."""
+    if outcome.error is not None:
+        raise SandboxError(f"{step} in the sandbox failed: {outcome.error}")
+    if outcome.killed == "wall":
+        raise SandboxError(
+            f"{step} took over {wall_seconds:g} s of wall time within its {cpu_seconds:g} s "
+            "of CPU: the host is overloaded (fewer judge workers per CPU), not a compile error"
+        )
+    over_cpu = f"[{step} exceeded {cpu_seconds:g} s of CPU]"
+    if outcome.killed == "cpu":
+        return CompileResult(False, 0.0, False, over_cpu)
+    if outcome.exit_code == 0:
+        return None
+    if "CPU time limit exceeded" in diagnostics:  # RLIMIT_CPU stopped a child (cc1plus)
+        diagnostics = f"{over_cpu}\n{diagnostics}"
+    if outcome.signal is not None:
+        diagnostics = f"[{step} killed by signal {outcome.signal}]\n{diagnostics}"
+    return CompileResult(False, 0.0, False, diagnostics or f"{step} failed")
+
+
+def install_output(built: Path, target: Path, mode: int) -> bool:
+    """Copy a compiler's output `built` to `target` atomically with `mode`; False when it
+    wrote none (or a link, not a file)."""
+    if not built.is_file() or built.is_symlink():
+        return False
+    target.parent.mkdir(parents=True, exist_ok=True)
+    staged = target.parent / f".tmp-{os.getpid()}-{time.monotonic_ns()}"
+    shutil.copyfile(built, staged)
+    staged.chmod(mode)
+    staged.replace(target)
+    return True
 
 
 @functools.lru_cache(maxsize=4096)
@@ -367,7 +387,7 @@ def static_memory_bytes(binary: Path) -> int:
     return total
 
 
-def _read_head(path: Path, limit: int) -> str:
+def read_head(path: Path, limit: int) -> str:
     try:
         with path.open("rb") as f:
             data = f.read(limit + 1)

@@ -29,7 +29,6 @@ Cache layout under <cache dir>/python/ (writes atomic, as the compiler's):
 from __future__ import annotations
 
 import math
-import os
 import shutil
 import subprocess
 import time
@@ -37,10 +36,16 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from codefu_sandbox.checker_runner import python_interpreter
-from codefu_sandbox.compiler import _atomic_write, _digest, _read_head
+from codefu_sandbox.compiler import (
+    atomic_write,
+    compile_failure,
+    digest,
+    install_output,
+    read_head,
+)
 from codefu_sandbox.executors.base import Program
 from codefu_sandbox.runner import RunLimits, Runner, SandboxError
-from codefu_sandbox.verdicts import CompileResult
+from codefu_sandbox.verdicts import CompileResult, RunOutcome
 
 FLAGS = ("-I", "-S", "-B")
 SOURCE_NAME = "sol.py"
@@ -107,7 +112,7 @@ class PythonExecutor:
         self.cache_dir = cache_dir / "python"
         self.runner = runner
         self.version = self._version()
-        self._key = _digest(self.interpreter.encode(), self.version.encode())
+        self._key = digest(self.interpreter.encode(), self.version.encode())
         self.baseline_bytes = self._baseline()
         self.memory_allowance = math.ceil(self.baseline_bytes / MiB) * MiB
 
@@ -131,11 +136,29 @@ class PythonExecutor:
         limits = RunLimits(
             cpu_seconds=10.0, wall_seconds=30.0, address_space=1 << 30, file_size=1 << 20
         )
+        ran = self._run("pass", limits)
+        outcome = ran.outcome
+        if outcome.error is not None or outcome.exit_code != 0:
+            raise SandboxError(
+                f"{self.interpreter} does not run in the sandbox ({outcome.error or ''}"
+                f"exit {outcome.exit_code}, signal {outcome.signal}): {ran.stderr}"
+            )
+        return outcome.peak_memory_bytes
+
+    def _run(
+        self, code: str, limits: RunLimits, source: bytes | None = None, keep: Path | None = None
+    ) -> _Ran:
+        """Run `code` with the interpreter in the sandbox (the judge's uid, Landlock, seccomp,
+        `limits`) in a fresh folder, holding `source` as sol.py and writable when given,
+        read-only otherwise. When it exits 0, its sol.pyc is installed at `keep` if given."""
         with self.runner.workspace() as private, self.runner.uids.take() as uid:
             work = private / "w"
             work.mkdir()
+            if source is not None:
+                (work / SOURCE_NAME).write_bytes(source)
+                (work / SOURCE_NAME).chmod(0o644)
             outcome = self.runner.run(
-                [self.interpreter, *FLAGS, "-c", "pass"],
+                [self.interpreter, *FLAGS, "-c", code],
                 cwd=work,
                 limits=limits,
                 stdin=None,
@@ -143,18 +166,15 @@ class PythonExecutor:
                 stderr=private / "stderr",
                 readable=self.readable,
                 uid=uid,
-                writable_cwd=False,
+                writable_cwd=source is not None,
             )
-            message = _read_head(private / "stderr", 2000)
-        if outcome.error is not None or outcome.exit_code != 0:
-            raise SandboxError(
-                f"{self.interpreter} does not run in the sandbox ({outcome.error or ''}"
-                f"exit {outcome.exit_code}, signal {outcome.signal}): {message}"
-            )
-        return outcome.peak_memory_bytes
+            stderr = read_head(private / "stderr", self.config.diagnostics_chars)
+            ok = outcome.error is None and outcome.killed is None and outcome.exit_code == 0
+            kept = ok and keep is not None and install_output(work / BYTECODE_NAME, keep, 0o644)
+        return _Ran(outcome, stderr, kept)
 
     def key(self, source: str) -> str:
-        return _digest(self._key.encode(), source.encode("utf-8", "surrogateescape"))
+        return digest(self._key.encode(), source.encode("utf-8", "surrogateescape"))
 
     def program(self, bytecode: Path) -> Program:
         """How cached byte code runs: the interpreter on the copy in the test's folder."""
@@ -188,58 +208,34 @@ class PythonExecutor:
         if result.ok:
             return result, self.program(bytecode)
         if cfg.cache_errors and result.diagnostics and not result.diagnostics.startswith("["):
-            _atomic_write(error_file, result.diagnostics.encode())
+            atomic_write(error_file, result.diagnostics.encode())
         return result, None
 
     def _compile_sandboxed(self, data: bytes, bytecode: Path) -> CompileResult:
         """Run BYTE_COMPILE in the sandbox; on success install the byte code atomically."""
         cfg = self.config
-        with self.runner.workspace() as private, self.runner.uids.take() as uid:
-            work = private / "w"
-            work.mkdir()
-            (work / SOURCE_NAME).write_bytes(data)
-            (work / SOURCE_NAME).chmod(0o644)
-            limits = RunLimits(
-                cpu_seconds=cfg.cpu_seconds,
-                wall_seconds=cfg.wall_seconds,
-                address_space=cfg.memory_bytes,
-                file_size=cfg.output_bytes,
-                stack_unlimited=False,
-            )
-            outcome = self.runner.run(
-                [self.interpreter, *FLAGS, "-c", BYTE_COMPILE],
-                cwd=work,
-                limits=limits,
-                stdin=None,
-                stdout=private / "stdout",
-                stderr=private / "stderr",
-                readable=self.readable,
-                uid=uid,
-            )
-            diagnostics = _read_head(private / "stderr", cfg.diagnostics_chars)
-            if outcome.error is not None:
-                raise SandboxError(f"byte-compiling in the sandbox failed: {outcome.error}")
-            if outcome.killed == "wall":
-                raise SandboxError(
-                    f"byte-compiling took over {cfg.wall_seconds:g} s of wall time within its "
-                    f"{cfg.cpu_seconds:g} s of CPU: the host is overloaded (fewer judge "
-                    "workers per CPU), not a compile error"
-                )
-            if outcome.killed == "cpu":
-                message = f"[byte-compilation exceeded {cfg.cpu_seconds:g} s of CPU]"
-                return CompileResult(False, 0.0, False, message)
-            if outcome.exit_code != 0:
-                if outcome.signal is not None:
-                    diagnostics = (
-                        f"[byte-compiler killed by signal {outcome.signal}]\n{diagnostics}"
-                    )
-                return CompileResult(False, 0.0, False, diagnostics or "byte-compilation failed")
-            built = work / BYTECODE_NAME
-            if not built.is_file() or built.is_symlink():
-                return CompileResult(False, 0.0, False, "[the byte-compiler wrote no byte code]")
-            bytecode.parent.mkdir(parents=True, exist_ok=True)
-            staged = bytecode.parent / f".tmp-{os.getpid()}-{time.monotonic_ns()}"
-            shutil.copyfile(built, staged)
-            staged.chmod(0o644)
-            staged.replace(bytecode)
-            return CompileResult(True, 0.0, False, diagnostics)
+        limits = RunLimits(
+            cpu_seconds=cfg.cpu_seconds,
+            wall_seconds=cfg.wall_seconds,
+            address_space=cfg.memory_bytes,
+            file_size=cfg.output_bytes,
+            stack_unlimited=False,
+        )
+        ran = self._run(BYTE_COMPILE, limits, source=data, keep=bytecode)
+        step = "byte-compilation"
+        failed = compile_failure(ran.outcome, ran.stderr, cfg.cpu_seconds, cfg.wall_seconds, step)
+        if failed is not None:
+            return failed
+        if not ran.kept:
+            return CompileResult(False, 0.0, False, "[the byte-compiler wrote no byte code]")
+        return CompileResult(True, 0.0, False, ran.stderr)
+
+
+@dataclass(frozen=True)
+class _Ran:
+    """How an interpreter run in the sandbox ended: its outcome, the head of its stderr, and
+    whether its byte code was installed."""
+
+    outcome: RunOutcome
+    stderr: str
+    kept: bool
