@@ -92,60 +92,63 @@ def _register_rollout_adapter(module: ModuleType) -> None:
     module._ROLLOUT_REGISTRY[(ROLLOUT_NAME, "async")] = ROLLOUT_ADAPTER
 
 
-def _no_pinned_offload(module: ModuleType) -> None:
-    original = module.CPUOffloadPolicy
+def _replace(owner: Any, name: str, make: Callable[[Any], Any]) -> None:
+    """Set `owner.name` to `make(original)` once: a second install() keeps the first."""
+    original = getattr(owner, name)
     if getattr(original, "_codefu_cpu", False):
         return
+    replacement = make(original)
+    replacement._codefu_cpu = True
+    setattr(owner, name, replacement)
 
-    class CPUOffloadPolicy(original):  # type: ignore[misc, valid-type]
-        """FSDP2's CPU offload; pinned memory only where an accelerator exists."""
 
-        _codefu_cpu = True
+def _no_pinned_offload(module: ModuleType) -> None:
+    def make(original: type) -> type:
+        class CPUOffloadPolicy(original):
+            """FSDP2's CPU offload; pinned memory only where an accelerator exists."""
 
-        def __init__(self, pin_memory: bool = True, **kwargs: Any) -> None:
-            super().__init__(pin_memory=pin_memory and not on_cpu(), **kwargs)
+            def __init__(self, pin_memory: bool = True, **kwargs: Any) -> None:
+                super().__init__(pin_memory=pin_memory and not on_cpu(), **kwargs)
 
-    setattr(module, "CPUOffloadPolicy", CPUOffloadPolicy)  # noqa: B010
+        return CPUOffloadPolicy
+
+    _replace(module, "CPUOffloadPolicy", make)
 
 
 def _cpu_resource_check(module: ModuleType) -> None:
-    manager = module.ResourcePoolManager
-    original = manager._check_resource_available
-    if getattr(original, "_codefu_cpu", False):
-        return
+    def make(original: Callable[[Any], None]) -> Callable[[Any], None]:
+        @functools.wraps(original)
+        def check(self: Any) -> None:
+            if not on_cpu():
+                return original(self)
+            import ray
 
-    @functools.wraps(original)
-    def check(self: Any) -> None:
-        if not on_cpu():
-            return original(self)
-        import ray
+            needed = sum(n for per_node in self.resource_pool_spec.values() for n in per_node)
+            have = ray.available_resources().get("CPU", 0.0)
+            if have < needed:
+                raise ValueError(
+                    f"The Ray cluster has {have:g} free CPUs, veRL's worker processes need "
+                    f"{needed}: raise ray_kwargs.ray_init.num_cpus or lower "
+                    "trainer.n_gpus_per_node."
+                )
+            return None
 
-        needed = sum(n for per_node in self.resource_pool_spec.values() for n in per_node)
-        have = ray.available_resources().get("CPU", 0.0)
-        if have < needed:
-            raise ValueError(
-                f"The Ray cluster has {have:g} free CPUs, veRL's worker processes need {needed}: "
-                "raise ray_kwargs.ray_init.num_cpus or lower trainer.n_gpus_per_node."
-            )
-        return None
+        return check
 
-    check._codefu_cpu = True  # type: ignore[attr-defined]
-    manager._check_resource_available = check
+    _replace(module.ResourcePoolManager, "_check_resource_available", make)
 
 
 def _gloo_process_group(module: ModuleType) -> None:
-    original = module.initialize_global_process_group_ray
-    if getattr(original, "_codefu_cpu", False):
-        return
+    def make(original: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(original)
+        def initialize(timeout_second: Any = None, backend: str | None = None) -> Any:
+            if backend is None and on_cpu():
+                backend = "gloo"
+            return original(timeout_second=timeout_second, backend=backend)
 
-    @functools.wraps(original)
-    def initialize(timeout_second: Any = None, backend: str | None = None) -> Any:
-        if backend is None and on_cpu():
-            backend = "gloo"
-        return original(timeout_second=timeout_second, backend=backend)
+        return initialize
 
-    initialize._codefu_cpu = True  # type: ignore[attr-defined]
-    setattr(module, "initialize_global_process_group_ray", initialize)  # noqa: B010
+    _replace(module, "initialize_global_process_group_ray", make)
 
 
 PATCHES: tuple[Patch, ...] = (
