@@ -22,7 +22,8 @@ settings.load_profile("codefu")
 # node the raylet stays responsive beside busy workers. Here the tests' own processes and any
 # neighbour run at niceness 0 and would get ~28x the CPU of the Ray cluster under test: on a
 # loaded 2-core machine a judging of one small program then outlasted its 89 s deadline.
-# Every Ray process the suite starts (ray.init, Cluster, the smoke's subprocesses) reads this.
+# Every Ray process the suite starts (ray.init, Cluster, the smoke's subprocesses) reads this,
+# as the cluster a run starts on this machine does (codefu_trainer/run/local_ray.py).
 os.environ.setdefault("RAY_worker_niceness", "0")
 
 REAL_DATA_ENV = "CODEFU_REAL_DATA"

@@ -389,9 +389,9 @@ class JudgeScheduler:
                 self._stats["deadlines"] += 1
                 log.warning(
                     "judge job passed its %.1f s deadline on %s; replacing the worker. A hung "
-                    "worker, or a host too busy to give the judge CPU (Ray runs its workers "
-                    "at niceness 15: RAY_worker_niceness=0 before Ray starts lets them "
-                    "compete with other work); reward.deadline.* sets the allowance",
+                    "worker, or a host too busy to give the judge CPU (Ray's workers run at "
+                    "niceness 15 unless RAY_worker_niceness says otherwise when Ray starts); "
+                    "reward.deadline.* sets the allowance",
                     job.deadline_seconds,
                     worker.key,
                 )

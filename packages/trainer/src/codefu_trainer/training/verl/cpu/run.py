@@ -60,7 +60,7 @@ def run(verl: DictConfig, cfg: TrainConfig, run_dir: Path) -> int:
 
     import ray
 
-    from codefu_trainer.run.local_ray import ray_temp_dir_outside_venv
+    from codefu_trainer.run.local_ray import ray_temp_dir_outside_venv, workers_at_normal_priority
     from codefu_trainer.training.verl import main as verl_main
     from codefu_trainer.training.verl.cpu.config import prepare_inputs
     from codefu_trainer.training.verl.cpu.hook import setup
@@ -70,6 +70,7 @@ def run(verl: DictConfig, cfg: TrainConfig, run_dir: Path) -> int:
     os.environ.setdefault("VERL_PLATFORM", "cpu")  # the driver reads veRL's platform too
     setup()  # (auto_set_device, run_ppo); the workers get both from the runtime env
     ray_temp_dir_outside_venv()
+    workers_at_normal_priority()  # the Ray cluster veRL starts here (ray_init.address=local)
     try:
         return verl_main.train(verl, cfg, run_dir)
     finally:
