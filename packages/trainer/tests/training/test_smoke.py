@@ -41,10 +41,10 @@ SILENT_ERRORS = ("dtype mismatch", "Traceback (most recent call last)")
 SHARD = "actor/model_world_size_1_rank_0.pt"
 PROBLEMS = 3  # the shipped sample's rehearsal problems
 GENERATIONS = 4
-# The smoke (two codefu-train processes, each starting Ray and veRL) took 402 s on a quiet
-# 2-core machine and past the suite's 900 s with two CPU-bound processes beside the suite
-# (2026-11-27): the smoke process gets SMOKE_SECONDS and the test that sets it up a little
-# more, which still ends a hang.
+# The smoke (two codefu-train processes, each starting Ray and veRL) took 402 s in the suite on
+# a quiet 2-core machine, and 346 s beside two CPU-bound processes once Ray's workers ran at
+# niceness 0 (past the suite's 900 s at Ray's 15; 2026-11-27): the smoke process gets
+# SMOKE_SECONDS and the test that sets it up a little more, which still ends a hang.
 SMOKE_SECONDS = 2300
 pytestmark = pytest.mark.timeout(SMOKE_SECONDS + 100)
 
