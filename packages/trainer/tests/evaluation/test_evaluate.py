@@ -213,6 +213,22 @@ def test_a_corrupt_prepared_split_is_one_line_naming_it(
     assert "data.force=true" in err and err.count("\n") == 1
 
 
+def test_prompts_prepared_for_another_language_are_one_line(
+    tiny_model: Path, prepared_data: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from codefu_data.prepare import MANIFEST_FORMAT
+
+    manifest = prepared_data / "manifest.json"
+    manifest.write_text(json.dumps({"format": MANIFEST_FORMAT, "config": {"language": "cpp"}}))
+    got, _, err = _main(
+        capsys, "--config-dir", str(CONF), "cluster=cpu", f"model.path={tiny_model}",
+        f"data.out_dir={prepared_data}", "data.language=python", "reward.languages=[python]",
+    )  # fmt: skip
+    assert got == 2
+    assert err.startswith(f"codefu-eval: {manifest}: its prompts ask for cpp")
+    assert err.count("\n") == 1
+
+
 def test_compare_of_a_missing_directory_is_one_line(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -8,19 +8,24 @@ from pathlib import Path
 
 import pytest
 
+from codefu_trainer.run.prepared_data import BadInputError, check_manifest
 from codefu_trainer.training.cli import main
 
 from ..conftest import CONF
 
 
 def _train(
-    prepared: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], cluster: str = "cpu"
+    prepared: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    cluster: str = "cpu",
+    *overrides: str,
 ) -> tuple[int, str, Path]:
     runs = tmp_path / "runs"
     code = main(
         [
             "--config-dir", str(CONF), f"cluster={cluster}", f"data.out_dir={prepared}",
-            f"run.root_dir={runs}",
+            f"run.root_dir={runs}", *overrides,
         ]
     )  # fmt: skip
     return code, capsys.readouterr().err, runs
@@ -86,3 +91,25 @@ def test_a_dataset_prepared_by_another_version_is_refused(
     assert f"{path}: " in err and found in err
     assert f"data.out_dir={prepared_data} data.force=true" in err
     assert not runs.exists()
+
+
+def test_prompts_prepared_for_another_language_are_refused(
+    prepared_data: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """C++ prompts trained with a Python-only reward would score every answer LANGUAGE (-1)."""
+    from codefu_data.prepare import MANIFEST_FORMAT
+
+    path = prepared_data / "manifest.json"
+    path.write_text(json.dumps({"format": MANIFEST_FORMAT, "config": {"language": "cpp"}}))
+    python = ("data.language=python", "reward.languages=[python]")
+    code, err, runs = _train(prepared_data, tmp_path, capsys, "local", *python)
+    assert code == 2, err
+    assert f"{path}: its prompts ask for cpp (prepared with data.language=cpp)" in err
+    assert "data.language=python data.out_dir=DIR" in err and "Traceback" not in err
+    assert not runs.exists()
+    check_manifest(prepared_data, "cpp")  # the language it was prepared for passes
+    path.write_text(json.dumps({"format": MANIFEST_FORMAT}))  # before data.language: C++
+    with pytest.raises(BadInputError, match="ask for cpp"):
+        check_manifest(prepared_data, "python")
+    path.write_text(json.dumps({"format": MANIFEST_FORMAT, "config": {"language": "python"}}))
+    check_manifest(prepared_data, "python")

@@ -18,7 +18,7 @@ from omegaconf import OmegaConf
 from codefu_trainer.evaluation.config import EvalConfig, eval_tiers
 from codefu_trainer.run.compose import PrerequisiteError
 from codefu_trainer.run.config import ModelKind, RehearsalConfig
-from codefu_trainer.run.prepared_data import check_parquet
+from codefu_trainer.run.prepared_data import check_manifest, check_parquet
 from codefu_trainer.run.prompt_rows import load_prompts
 
 
@@ -56,6 +56,8 @@ def load_problems(cfg: EvalConfig, max_prompt_chars: int | None) -> list[EvalPro
     """Every evaluated tier's split in order, the first `eval.limit` problems."""
     problems: list[EvalProblem] = []
     limit = cfg.eval.limit
+    # A manifest of another format, or prompts asking for another language: exit 2, the fix.
+    check_manifest(Path(cfg.data.out_dir).expanduser(), cfg.data.language)
     for tier in eval_tiers(cfg):
         path = split_file(cfg, tier)
         if not path.is_file():

@@ -28,8 +28,9 @@ def _reprepare(out_dir: Path) -> str:
     )
 
 
-def check_manifest(out_dir: Path) -> None:
-    """A prepared directory's manifest.json, when it has one, is of this version's format."""
+def check_manifest(out_dir: Path, language: str | None = None) -> None:
+    """A prepared directory's manifest.json, when it has one, is of this version's format,
+    and its prompts ask for `language` (`data.language`) when one is given."""
     from codefu_data.prepare import MANIFEST, MANIFEST_FORMAT
 
     path = out_dir / MANIFEST
@@ -47,6 +48,15 @@ def check_manifest(out_dir: Path) -> None:
         raise BadInputError(
             f"{path}: prepared by codefu-data {version} in format {found!r}; this version reads "
             f"format {MANIFEST_FORMAT}: {_reprepare(out_dir)}."
+        )
+    config = manifest.get("config")
+    prepared = config.get("language", "cpp") if isinstance(config, dict) else "cpp"
+    if language is not None and prepared != language:
+        raise BadInputError(
+            f"{path}: its prompts ask for {prepared} (prepared with data.language={prepared}), "
+            f"but data.language={language}: prepare the data for {language} into another "
+            f"folder (`nox -s prepare -- data.language={language} data.out_dir=DIR`, then "
+            f"data.out_dir=DIR here), or set data.language={prepared}."
         )
 
 
@@ -70,7 +80,8 @@ def check_parquet(path: Path, out_dir: Path) -> None:
 
 
 def check_prepared_data(cfg: TrainConfig) -> None:
-    """The configured tier's train/test parquet and the manifest beside them can be read.
+    """The configured tier's train/test parquet and the manifest beside them can be read,
+    and the prompts ask for the configured language.
 
     Files that are absent, or on S3, are left to `compose.require_data` and the job.
     """
@@ -80,7 +91,7 @@ def check_prepared_data(cfg: TrainConfig) -> None:
     out_dir = train.parent.parent
     present = [p for p in (train, test) if p.is_file()]
     if present:
-        check_manifest(out_dir)
+        check_manifest(out_dir, cfg.data.language)
     for path in present:
         check_parquet(path, out_dir)
 
