@@ -2,13 +2,15 @@
 
 For every problem directory under ``problems/`` this script:
 
-1. compiles every ``*.cpp`` with ``g++ -O2 -std=c++17`` (cached by source hash);
+1. compiles every ``*.cpp`` with ``g++ -O2 -std=c++17`` (cached by source hash); Python 3
+   solutions (``ref*.py``, ``incorrect*.py``) run with this interpreter;
 2. generates the test inputs with the problem's ``gen.py`` (fixed seed);
 3. runs ``ref.cpp`` on every input to produce the expected outputs, and checks it stays
    within the problem's time limit;
 4. checks that the statement shows every public test (input and output) verbatim;
-5. checks that every other accepted solution (``ref*.cpp``) passes every test and that
-   every incorrect solution (``incorrect*.cpp``) fails at least one (WA, RE or TLE);
+5. checks that every other accepted solution (``ref*.cpp``, ``ref*.py``) passes every test
+   and that every incorrect solution (``incorrect*.cpp``, ``incorrect*.py``) fails at least
+   one (WA, RE or TLE);
 6. writes ``{train,valid,test}-00000-of-00001.parquet`` with the column schema of
    ``deepmind/code_contests`` (see ``README.md`` next to this file).
 
@@ -53,7 +55,8 @@ CACHE = Path(
     os.environ.get("CODEFU_SAMPLE_BUILD_CACHE", Path(tempfile.gettempdir()) / "codefu-sample-build")
 )
 CXX = ["g++", "-O2", "-std=c++17", "-pipe"]
-LANG_CPP = 2  # CodeContests language enum: 0 unknown, 1 Python 2, 2 C++, 3 Python 3, 4 Java
+# CodeContests' language enum (0 unknown, 1 Python 2, 2 C++, 3 Python 3, 4 Java) by suffix.
+LANGUAGES = {".cpp": 2, ".py": 3}
 FLOAT_TOKEN = re.compile(r"^[+-]?(\d+\.\d*|\.\d+|\d+(\.\d*)?[eE][+-]?\d+)$")
 ROW_GROUP_SIZE = 8  # several row groups per shard, so readers that stream them are exercised
 
@@ -123,12 +126,14 @@ class RunResult:
 
 
 def run_exe(exe: Path, data: str, kill_after: float) -> RunResult:
-    """Run ``exe`` with ``data`` on stdin; measure its CPU time; kill it after ``kill_after`` s."""
+    """Run ``exe`` (a binary, or a ``.py`` file run by this interpreter) with ``data`` on stdin;
+    measure its CPU time; kill it after ``kill_after`` s."""
     with tempfile.TemporaryFile() as fin, tempfile.TemporaryFile() as fout:
         fin.write(data.encode())
         fin.seek(0)
         start = time.monotonic()
-        proc = subprocess.Popen([str(exe)], stdin=fin, stdout=fout, stderr=subprocess.DEVNULL)
+        argv = [sys.executable, "-I", str(exe)] if exe.suffix == ".py" else [str(exe)]
+        proc = subprocess.Popen(argv, stdin=fin, stdout=fout, stderr=subprocess.DEVNULL)
         killed = threading.Event()
 
         def _kill() -> None:
@@ -229,10 +234,10 @@ def build_problem(p: Problem) -> Problem:
                     f"{p.slug}: public test #{i} (input or ref output) is not in statement.md;"
                     f" ref output was:\n{out}"
                 )
-    for src in sorted(p.path.glob("*.cpp")):
+    for src in [*sorted(p.path.glob("*.cpp")), *_programs(p.path, "*.py")]:
         if src.name == "ref.cpp":
             continue
-        exe = compile_cpp(src)
+        exe = compile_cpp(src) if src.suffix == ".cpp" else src
         accepted = src.name.startswith("ref")
         if not accepted and not src.name.startswith("incorrect"):
             raise BuildError(f"{p.slug}: {src.name}: name C++ files ref*.cpp or incorrect*.cpp")
@@ -262,8 +267,18 @@ def _tests(inputs: list[str], outputs: list[str]) -> dict[str, list[str]]:
     return {"input": inputs, "output": outputs}
 
 
-def _solutions(paths: list[Path]) -> dict[str, list[Any]]:
-    return {"language": [LANG_CPP] * len(paths), "solution": [q.read_text() for q in paths]}
+def _programs(folder: Path, pattern: str) -> list[Path]:
+    """The solutions matching ``pattern`` (``gen.py`` is the generator, not a solution)."""
+    return sorted(q for q in folder.glob(pattern) if q.name.startswith(("ref", "incorrect")))
+
+
+def _solutions(folder: Path, prefix: str) -> dict[str, list[Any]]:
+    """The ``prefix*`` programs: C++ first, then Python 3, each in name order."""
+    paths = [*_programs(folder, f"{prefix}*.cpp"), *_programs(folder, f"{prefix}*.py")]
+    return {
+        "language": [LANGUAGES[q.suffix] for q in paths],
+        "solution": [q.read_text() for q in paths],
+    }
 
 
 def to_rows(p: Problem) -> list[tuple[str, dict[str, Any]]]:
@@ -290,8 +305,8 @@ def to_rows(p: Problem) -> list[tuple[str, dict[str, Any]]]:
         "generated_tests": _tests(p.tests["generated"], p.outputs["generated"]),
         "source": source,
         "difficulty": int(difficulty),
-        "solutions": _solutions(sorted(p.path.glob("ref*.cpp"))),
-        "incorrect_solutions": _solutions(sorted(p.path.glob("incorrect*.cpp"))),
+        "solutions": _solutions(p.path, "ref"),
+        "incorrect_solutions": _solutions(p.path, "incorrect"),
         "cf_contest_id": int(m.get("cf_contest_id", 0)),
         "cf_index": index,
         "cf_points": float(m.get("cf_points", 0.0)),

@@ -1,0 +1,6 @@
+import sys
+
+data = sys.stdin.read().split()
+t = int(data[0])
+for n in map(int, data[1 : t + 1]):
+    print("YES" if n % 2 == 0 and n >= 4 else "NO")

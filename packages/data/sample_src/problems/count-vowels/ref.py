@@ -1,0 +1,2 @@
+s = input().strip()
+print(sum(c in "aeiouy" for c in s))
