@@ -1,6 +1,6 @@
 """The programs CodeContests ships for a problem: accepted (`solutions`) and rejected
 (`incorrect_solutions`), per judge language (`programs`), and a problem's C++ ones read from
-the raw source by problem name (`cpp_solutions`).
+the raw source by problem name and language (`solutions`).
 
 Prepared parquet files carry prompts and tests only; a consumer that needs programs (the CPU
 rehearsal's warm start) reads them here, through the same reader `prepare` uses.
@@ -19,8 +19,8 @@ SOLUTION_COLUMNS = ("name", "solutions", "incorrect_solutions")
 
 
 @dataclass
-class CppSolutions:
-    """One problem's C++ programs, in the dataset's order."""
+class Solutions:
+    """One problem's programs in one language, in the dataset's order."""
 
     accepted: list[str] = field(default_factory=list)
     rejected: list[str] = field(default_factory=list)
@@ -37,9 +37,10 @@ def programs(solutions: dict[str, Any] | None, language: str = "cpp") -> list[st
     return [code for lang, code in zip(langs, codes, strict=False) if lang == code_of and code]
 
 
-def cpp_solutions(source: str, names: Collection[str]) -> dict[str, CppSolutions]:
-    """Accepted and rejected C++ programs of the named problems in the raw `source`
-    ("sample", a directory of shards, a file or a hub id; see `resolve_source`).
+def solutions(source: str, names: Collection[str], language: str = "cpp") -> dict[str, Solutions]:
+    """Accepted and rejected programs in judge language `language` ("cpp", "python") of the
+    named problems in the raw `source` ("sample", a directory of shards, a file or a hub id;
+    see `resolve_source`).
 
     A name missing from the source is missing from the result; a name in several raw splits
     keeps the first occurrence.
@@ -47,12 +48,13 @@ def cpp_solutions(source: str, names: Collection[str]) -> dict[str, CppSolutions
     wanted = set(names)
     src = resolve_source(source)
     src.check_columns(SOLUTION_COLUMNS)
-    out: dict[str, CppSolutions] = {}
+    out: dict[str, Solutions] = {}
     for batch in src.iter_batches(list(SOLUTION_COLUMNS), batch_size=256):
         for row in batch.table.to_pylist():
             name = row["name"]
             if name in wanted and name not in out:
-                out[name] = CppSolutions(
-                    programs(row["solutions"]), programs(row["incorrect_solutions"])
+                out[name] = Solutions(
+                    programs(row["solutions"], language),
+                    programs(row["incorrect_solutions"], language),
                 )
     return out

@@ -43,7 +43,7 @@ def sample_data(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_warm_start_teaches_the_accepted_program_least(sample_data: Path) -> None:
     """Per problem: the accepted program once, the rejected one and the broken accepted one
     twice each, so the warm-started policy starts with the accepted program the rarest."""
-    from codefu_data.solutions import cpp_solutions
+    from codefu_data.solutions import solutions
     from codefu_trainer.run.config import RehearsalConfig
     from codefu_trainer.run.prompt_rows import load_prompts
     from codefu_trainer.training.rehearsal.base_model import as_response, broken, select_problems
@@ -52,7 +52,7 @@ def test_warm_start_teaches_the_accepted_program_least(sample_data: Path) -> Non
     prompts = load_prompts(sample_data / "easy" / "train.parquet", max_prompt_chars=160)
     rows, examples = select_problems(prompts, "sample", RehearsalConfig(problems=2))
     assert len(rows) == 2 and len(examples) == 10
-    programs = cpp_solutions("sample", [str(row["name"]) for row in rows])
+    programs = solutions("sample", [str(row["name"]) for row in rows])
     for row in rows:
         found = programs[str(row["name"])]
         kinds = {
@@ -156,6 +156,60 @@ def test_judge_reward_scores_through_the_shared_reward_service(prepared_data: Pa
     metrics = score_metrics(reward.last)
     assert metrics["judge/verdict/AC"] == 0.5 and metrics["judge/verdict/NO_CODE"] == 0.5
     assert metrics["critic/score/max"] == 1.0 and metrics["critic/score/min"] == -1.0
+
+
+@pytest.fixture(scope="module")
+def python_sample_data(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The shipped sample prepared with prompts that ask for Python 3."""
+    from codefu_data.config import DataConfig
+    from codefu_data.prepare import prepare
+
+    out = tmp_path_factory.mktemp("data-python") / "processed"
+    cfg = DataConfig(source="sample", out_dir=str(out), language="python")
+    return prepare(cfg, progress=False, log=print).out_dir
+
+
+def test_the_python_warm_start_teaches_python_programs(python_sample_data: Path) -> None:
+    from codefu_trainer.run.config import RehearsalConfig
+    from codefu_trainer.run.prompt_rows import load_prompts
+    from codefu_trainer.training.rehearsal.base_model import broken, select_problems
+
+    assert broken("print(max(xs) - min(xs))\n", "python") == "print(max(xs) - min(xs)"
+    prompts = load_prompts(python_sample_data / "easy" / "train.parquet", max_prompt_chars=160)
+    assert all("Python" in row["prompt"][0]["content"] for row in prompts)
+    rows, examples = select_problems(prompts, "sample", RehearsalConfig(), language="python")
+    assert [row["name"] for row in rows] == [
+        "9001_A. Candy Split",
+        "9001_B. Temperature Range",
+        "9002_A. Vowelia",
+    ]
+    assert len(examples) == 15
+    assert all("print(" in text and "#include" not in text for _, text in examples)
+    with pytest.raises(Exception, match="programs in python"):
+        select_problems(prompts, "sample", RehearsalConfig(problems=4), language="python")
+
+
+@pytest.mark.slow
+@pytest.mark.ray
+def test_a_python_rehearsal_is_judged_in_python(python_sample_data: Path, tmp_path: Path) -> None:
+    """Python prompts, a warm start on Python programs, the judge running them: the verdicts
+    of accepted, wrong and broken (SyntaxError) programs, and no C++ at all."""
+    run_dir = tmp_path / "run"
+    args = [
+        "--config-dir", str(CONF), "cluster=cpu", f"data.out_dir={python_sample_data}",
+        "data.language=python", "reward.languages=[python]", f"run.dir={run_dir}",
+        f"rehearsal.cache_dir={tmp_path / 'cache'}", "rehearsal.problems=2",
+        "rehearsal.prompts_per_step=2", "rehearsal.steps=2", "run.tracking.mlflow=false",
+    ]  # fmt: skip
+    assert main(args) == 0
+    records = read_metrics(run_dir)
+    assert [r["step"] for r in records] == [1, 2]
+    for record in records:
+        assert record["judge/language/cpp"] == 0.0
+        assert record["judge/language/python"] >= 0.9, record
+        assert record["judge/verdict/LANGUAGE"] == 0.0
+    assert sum(r["judge/verdict/AC"] for r in records) > 0, records
+    assert sum(r["judge/verdict/CE"] for r in records) > 0, records
 
 
 def _rise(records: list[dict[str, float]], key: str, k: int) -> float:

@@ -183,9 +183,9 @@ class RehearsalConfig:
     # The tiny model learns far faster than a 7B: None keeps the veRL config's actor lr.
     learning_rate: float | None = 1.0e-4
     # Supervised warm start of the tiny random model on, per training problem, its accepted
-    # and rejected C++ programs and a copy of the accepted one broken so it fails to compile
-    # (the last two twice as often), so the initial policy samples all three, the accepted
-    # one the least, and GRPO has a real choice.
+    # and rejected programs in data.language and a copy of the accepted one broken so it
+    # fails to compile (the last two twice as often), so the initial policy samples all
+    # three, the accepted one the least, and GRPO has a real choice.
     # 0 disables. Only for model.kind=tiny.
     warmup_steps: int = 300
     warmup_lr: float = 3e-3

@@ -1,12 +1,12 @@
 """The rehearsal's starting policy: a tiny model warm-started on real programs, cached.
 
-For each training problem the warm start teaches three responses: the problem's accepted
-C++ program, a rejected one (CodeContests `solutions` / `incorrect_solutions`, read through
-`codefu_data.solutions`), and the accepted program with its last closing brace removed, which
-fails to compile. The rejected and broken ones are taught twice as often as the accepted one
-(`WARM_START_COPIES`), so the warm-started model samples all three, the accepted one the
-least, and GRPO has a real choice with room to rise; the judge's reward must move it toward
-the accepted ones.
+For each training problem the warm start teaches three responses in the prompts' language
+(`data.language`): the problem's accepted program, a rejected one (CodeContests `solutions` /
+`incorrect_solutions`, read through `codefu_data.solutions`), and the accepted program with
+its last closing brace (C++) or parenthesis (Python) removed, which fails to compile. The
+rejected and broken ones are taught twice as often as the accepted one (`WARM_START_COPIES`),
+so the warm-started model samples all three, the accepted one the least, and GRPO has a real
+choice with room to rise; the judge's reward must move it toward the accepted ones.
 
 The result depends only on the seed, the model shape, the warm-start settings and the
 examples, so it is cached under `rehearsal.cache_dir/<hash of those>` and copied into the
@@ -42,12 +42,18 @@ def as_response(program: str) -> str:
     return f"<code>\n{program.strip()}\n</code>"
 
 
-def broken(program: str) -> str:
-    """The program without its last closing brace: a compile error."""
+# What `broken` removes, per language: the last of it makes the program a compile error (C++)
+# or a SyntaxError at byte-compilation (Python), both CE.
+CLOSER = {"cpp": "}", "python": ")"}
+
+
+def broken(program: str, language: str = "cpp") -> str:
+    """The program without its last closing brace (C++) or parenthesis (Python): a CE."""
     body = program.strip()
-    cut = body.rfind("}")
+    closer = CLOSER[language]
+    cut = body.rfind(closer)
     if cut < 0:
-        raise ValueError("a C++ program without '}' cannot be broken this way")
+        raise ValueError(f"a {language} program without {closer!r} cannot be broken this way")
     return body[:cut] + body[cut + 1 :]
 
 
@@ -57,13 +63,15 @@ def select_problems(
     r: RehearsalConfig,
     *,
     require_all: bool = True,
+    language: str = "cpp",
 ) -> tuple[list[Mapping[str, Any]], list[tuple[Any, str]]]:
-    """The first `r.problems` prompt rows that have an accepted and a rejected C++ program of
-    at most `r.max_program_bytes`, and the warm-start examples (prompt, response) for them.
-    Fewer than `r.problems` such rows is an error unless `require_all` is false."""
-    from codefu_data.solutions import cpp_solutions
+    """The first `r.problems` prompt rows that have an accepted and a rejected program in
+    `language` of at most `r.max_program_bytes`, and the warm-start examples (prompt,
+    response) for them. Fewer than `r.problems` such rows is an error unless `require_all`
+    is false."""
+    from codefu_data.solutions import solutions as read_solutions
 
-    solutions = cpp_solutions(source, [str(row["name"]) for row in rows])
+    solutions = read_solutions(source, [str(row["name"]) for row in rows], language)
     chosen: list[Mapping[str, Any]] = []
     examples: list[tuple[Any, str]] = []
     for row in rows:
@@ -74,11 +82,16 @@ def select_problems(
             [p for p in programs if len(p.strip().encode()) <= r.max_program_bytes]
             for programs in (found.accepted, found.rejected)
         ]
-        if not (fits[0] and fits[1]):
+        breakable = [p for p in fits[0] if CLOSER[language] in p]  # `broken` needs one
+        if not (breakable and fits[1]):
             continue
-        accepted, rejected = fits[0][0], fits[1][0]
+        accepted, rejected = breakable[0], fits[1][0]
         chosen.append(row)
-        programs = {"accepted": accepted, "rejected": rejected, "broken": broken(accepted)}
+        programs = {
+            "accepted": accepted,
+            "rejected": rejected,
+            "broken": broken(accepted, language),
+        }
         examples += [
             (row["prompt"], as_response(programs[kind]))
             for kind, copies in WARM_START_COPIES.items()
@@ -89,9 +102,9 @@ def select_problems(
     if require_all and len(chosen) < r.problems:
         raise ConfigError(
             f"rehearsal.problems={r.problems}, but only {len(chosen)} training problems of data "
-            f"source {source!r} have accepted and rejected C++ programs of at most "
-            f"rehearsal.max_program_bytes={r.max_program_bytes} bytes: lower rehearsal.problems "
-            "or raise rehearsal.max_program_bytes."
+            f"source {source!r} have accepted and rejected programs in {language} "
+            f"(data.language) of at most rehearsal.max_program_bytes={r.max_program_bytes} "
+            "bytes: lower rehearsal.problems or raise rehearsal.max_program_bytes."
         )
     prompts = [json.dumps(row["prompt"]) for row in chosen]
     if len(set(prompts)) < len(prompts):

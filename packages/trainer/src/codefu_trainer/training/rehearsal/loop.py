@@ -1,7 +1,7 @@
 """The CPU rehearsal (`cluster=cpu`): the GRPO loop end to end on a CPU-only machine.
 
 prompts of a few training problems from the prepared dataset → responses sampled from a
-tiny model warm-started on their accepted, rejected and broken C++ programs (`base_model`;
+tiny model warm-started on their accepted, rejected and broken programs (`base_model`;
 byte-level tokenizer) → our Ray-dispatched judge (`RewardService`, the same code veRL's
 reward calls) → group-relative advantages → PPO-clip policy update with a KL loss to the
 reference → a checkpoint per step → metrics under veRL's names (console table,
@@ -411,7 +411,10 @@ def run(cfg: TrainConfig, verl: DictConfig, run_dir: Path) -> Path:
     run_dir.mkdir(parents=True, exist_ok=True)
     train_file, _ = data_files(cfg)
     rows, examples = select_problems(
-        load_prompts(train_file, max_prompt_chars=r.max_prompt_tokens), cfg.data.source, r
+        load_prompts(train_file, max_prompt_chars=r.max_prompt_tokens),
+        cfg.data.source,
+        r,
+        language=cfg.data.language,
     )
     print(
         "codefu-train: rehearsal problems: " + ", ".join(str(row["name"]) for row in rows),

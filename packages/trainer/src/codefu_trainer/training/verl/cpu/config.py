@@ -152,7 +152,9 @@ def _tier_problems(
             "with the same data.out_dir (it writes every tier)."
         )
     rows = load_prompts(train_file, max_prompt_chars=r.max_prompt_tokens)
-    chosen, examples = select_problems(rows, cfg.data.source, r, require_all=not fill)
+    chosen, examples = select_problems(
+        rows, cfg.data.source, r, require_all=not fill, language=cfg.data.language
+    )
     names = [str(row["name"]) for row in chosen]
     if fill:
         names += [str(row["name"]) for row in rows if str(row["name"]) not in names]
