@@ -89,7 +89,7 @@ class CheckerRunner:
         try:
             declared = languages.get(language)
         except ValueError as exc:
-            raise CheckerError(f"checker {exc}") from None
+            raise CheckerError(f"checker program: {exc}") from None
         prepared = self.executor(declared.name).checker(declared.checker_source(source, testlib))
         with self._lock:
             self._prepared[key] = prepared

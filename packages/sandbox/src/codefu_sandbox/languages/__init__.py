@@ -3,9 +3,10 @@
 Built in: C++ (`cpp.py`, the default) and Python 3 (`python.py`). A language module
 declares a `Language` (its name, how prompts, code fences and datasets name it, how an
 untagged program in it looks, its default time factor, its executor: `base.py`). It joins
-by one registration: `register(MyLanguage())`, or, from a package of its own, an entry
-point in the group `codefu.languages` naming the `Language` instance (or its class),
-loaded on the registry's first use:
+by one registration: `register(MyLanguage())` (in this process), or, from a package of its
+own, an entry point in the group `codefu.languages` naming the `Language` instance (or its
+class), loaded on the registry's first use in every process that has the package (the
+reward's judge workers too):
 
     [project.entry-points."codefu.languages"]
     go = "my_package.go:LANGUAGE"
@@ -16,6 +17,7 @@ Every other module asks the registry (`LANGUAGES`, `get`, `language_of`, `for_su
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator, Mapping
 from importlib.metadata import entry_points
 from pathlib import Path
@@ -41,11 +43,16 @@ class Registry(Mapping[str, Language]):
     def __init__(self, *builtin: Language) -> None:
         self._languages: dict[str, Language] = {}
         self._entry_points_loaded = False
+        self._loading = threading.Lock()
         for language in builtin:
             self.register(language)
 
     def _loaded(self) -> dict[str, Language]:
-        if not self._entry_points_loaded:
+        if self._entry_points_loaded:
+            return self._languages
+        with self._loading:
+            if self._entry_points_loaded:
+                return self._languages
             self._entry_points_loaded = True
             for point in entry_points(group=ENTRY_POINT_GROUP):
                 try:
@@ -108,8 +115,6 @@ class Registry(Mapping[str, Language]):
 LANGUAGES = Registry(cpp.LANGUAGE, python.LANGUAGE)
 register = LANGUAGES.register
 unregister = LANGUAGES.unregister
-
-
 get = LANGUAGES.lookup
 
 
