@@ -16,8 +16,10 @@ from typing import Any
 
 from hydra.core.config_store import ConfigStore
 
-from codefu_sandbox.executors import DEFAULT_TIME_FACTORS, LANGUAGES
+from codefu_sandbox.languages import DEFAULT_LANGUAGE, LANGUAGES, default_time_factors
 
+# `data.checkers.language`: a checker's language told by its source (`checkers.detect_language`).
+AUTO = "auto"
 DEFAULT_INSTRUCTIONS = [
     "Write a C++ solution for this problem. Put your thought process in <think> tags "
     "and your solution in <code> tags.",
@@ -92,7 +94,8 @@ class CheckersConfig:
     """Per-problem checker programs (`codefu_data.checkers`).
 
     column: a dataset column holding a problem's checker source (null: none); language:
-      its language, "cpp", "python" or "auto" (C++ when it has an #include). folder: a
+      its language (a judge language: cpp, python, ...), or "auto" (C++ when it has an
+      #include, else Python). folder: a
       folder of `<name>.cpp`/`<name>.py` files (name mapped by `checker_file_stem`).
     testlib: the path of your testlib.h, for C++ checkers that include it.
     time_seconds / memory_bytes: a checker's own limits per test.
@@ -101,7 +104,7 @@ class CheckersConfig:
     """
 
     column: str | None = None
-    language: str = "auto"
+    language: str = AUTO
     folder: str | None = None
     testlib: str | None = None
     time_seconds: float = 10.0
@@ -148,18 +151,19 @@ class DataConfig:
     max_time_limit_seconds: float = 60.0
     # The judge's time limit is the statement's times this, in validation and in the reward.
     time_limit_scale: float = 1.0
-    # The language the prompts ask for ("cpp" or "python"); the reward must accept it.
-    language: str = "cpp"
+    # The language the prompts ask for (a judge language: cpp, python); the reward must
+    # accept it.
+    language: str = DEFAULT_LANGUAGE
     # Per language, the factor on that limit, in validation and in the reward (the judge's
     # `time_factors`; docs/languages.md has the measurement behind the defaults).
-    time_factors: dict[str, float] = field(default_factory=lambda: dict(DEFAULT_TIME_FACTORS))
+    time_factors: dict[str, float] = field(default_factory=default_time_factors)
     min_memory_limit_bytes: int = 1_000_000
     max_memory_limit_bytes: int = 4_294_967_296
     keep_several_answers: bool = False
     validate: bool = False
     validate_max_solutions: int = 3  # per language
     # The languages whose accepted solutions `validate` runs (CodeContests: cpp, python).
-    validate_languages: list[str] = field(default_factory=lambda: ["cpp"])
+    validate_languages: list[str] = field(default_factory=lambda: [DEFAULT_LANGUAGE])
     validate_checker: str = "codecontests"
     validate_max_dropped_fraction: float = 0.5
     validate_workers: int = 0  # 0: the judge's default (usable CPUs)
@@ -258,8 +262,9 @@ def check_languages(cfg: DataConfig) -> None:
 
 def check_checkers(cfg: CheckersConfig) -> None:
     """Raise ValueError naming the `data.checkers` setting to fix."""
-    if cfg.language not in ("auto", "cpp", "python"):
-        raise ValueError(f"data.checkers.language={cfg.language!r}: use auto, cpp or python.")
+    if cfg.language != AUTO and cfg.language not in LANGUAGES:
+        choices = ", ".join([AUTO, *LANGUAGES])
+        raise ValueError(f"data.checkers.language={cfg.language!r}: use one of {choices}.")
     if cfg.folder and not Path(cfg.folder).expanduser().is_dir():
         raise ValueError(f"data.checkers.folder={cfg.folder!r} is not a directory.")
     if cfg.testlib and not Path(cfg.testlib).expanduser().is_file():

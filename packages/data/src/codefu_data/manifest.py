@@ -17,6 +17,7 @@ from codefu_data import __version__
 from codefu_data.config import DataConfig
 from codefu_data.reader import Source
 from codefu_data.tier_writer import TierWriter
+from codefu_sandbox.languages import for_suffix
 from codefu_sandbox.rules import JudgingRules
 
 MANIFEST = "manifest.json"
@@ -100,13 +101,13 @@ def config_digest(cfg: DataConfig) -> tuple[dict[str, Any], str]:
 
 
 def _checker_files_digest(cfg: DataConfig) -> str:
-    """sha256 of the checker folder's .cpp/.py files (names and contents) and testlib.h:
-    editing a checker makes the output out of date."""
+    """sha256 of the checker folder's sources (files with a judge language's suffix: .cpp,
+    .py; names and contents) and testlib.h: editing a checker makes the output out of date."""
     h = hashlib.sha256()
     paths: list[Path] = []
     if cfg.checkers.folder:
         folder = Path(cfg.checkers.folder).expanduser()
-        paths += sorted(p for p in folder.iterdir() if p.suffix in (".cpp", ".py"))
+        paths += sorted(p for p in folder.iterdir() if for_suffix(p.suffix) is not None)
     if cfg.checkers.testlib:
         paths.append(Path(cfg.checkers.testlib).expanduser())
     for path in paths:

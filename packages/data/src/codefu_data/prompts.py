@@ -5,10 +5,7 @@ from __future__ import annotations
 import hashlib
 
 from codefu_data.config import PromptConfig
-
-# How the prompts name each judge language (`data.language`). The instructions name C++;
-# for another language that name is replaced by the language's.
-LANGUAGE_NAMES = {"cpp": "C++", "python": "Python 3"}
+from codefu_sandbox.languages import DEFAULT_LANGUAGE, get
 
 
 def format_time_limit(seconds: float) -> str:
@@ -30,14 +27,16 @@ def _unit(seed: int, name: str, salt: str) -> float:
     return int.from_bytes(digest[:8], "big") / 2**64
 
 
-def choose_instruction(cfg: PromptConfig, name: str, language: str = "cpp") -> str:
+def choose_instruction(cfg: PromptConfig, name: str, language: str = DEFAULT_LANGUAGE) -> str:
     """The instruction for problem `name`: deterministic, optionally with a persona prefix,
-    asking for `language` (its `LANGUAGE_NAMES` name in place of "C++")."""
+    asking for `language`. The instructions name the default language (C++); for another
+    language that name is replaced by its `display_name` ("Python 3")."""
     instruction = cfg.instructions[
         int(_unit(cfg.seed, name, "instruction") * len(cfg.instructions))
     ]
-    if language != "cpp":
-        instruction = instruction.replace(LANGUAGE_NAMES["cpp"], LANGUAGE_NAMES[language])
+    asked = get(language)
+    if asked.name != DEFAULT_LANGUAGE:
+        instruction = instruction.replace(get(DEFAULT_LANGUAGE).display_name, asked.display_name)
     if cfg.personas and _unit(cfg.seed, name, "persona?") < cfg.persona_probability:
         persona = cfg.personas[int(_unit(cfg.seed, name, "persona") * len(cfg.personas))]
         instruction = f"{persona}, {instruction[:1].lower()}{instruction[1:]}"
@@ -51,7 +50,7 @@ def build_messages(
     description: str,
     time_limit_seconds: float,
     memory_bytes: int,
-    language: str = "cpp",
+    language: str = DEFAULT_LANGUAGE,
 ) -> list[dict[str, str]]:
     """Chat messages (`[{"content", "role"}]`, the key order of the processed schema) asking
     for an answer in `language` (`data.language`)."""

@@ -23,7 +23,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from codefu_data.schema import OUTPUT_SCHEMA, RAW_SCHEMA, REFERENCE_REWARD_MODEL_TYPE
+from codefu_data.schema import OUTPUT_SCHEMA, RAW_SCHEMA, READABLE_REWARD_MODEL_TYPES
 from codefu_data.verl_source import VERL_COLUMNS, check_derivable, is_verl_schema, raw_table
 
 SPLIT_ORDER = ("train", "valid", "test")
@@ -393,8 +393,9 @@ def read_processed(path: str | Path) -> pa.Table:
     """Read a processed (veRL) parquet file and check its columns against our schema.
 
     Raises DataError naming the column whose type differs. `extra_info` may be absent
-    and the ground truth may lack `judging_rules` (the CodeFu reference files have neither);
-    every other column must match exactly.
+    and the ground truth may lack `grader` (files prepared before it), or `judging_rules`
+    and `checker` too (the CodeFu reference files have none of them); every other column
+    must match exactly.
     """
     path = Path(path)
     try:
@@ -408,7 +409,7 @@ def read_processed(path: str | Path) -> pa.Table:
             raise DataError(f"{path}: missing column {field.name!r}.")
         got = table.schema.field(field.name).type
         if got != field.type and not (
-            field.name == "reward_model" and got == REFERENCE_REWARD_MODEL_TYPE
+            field.name == "reward_model" and got in READABLE_REWARD_MODEL_TYPES
         ):
             raise DataError(f"{path}: column {field.name!r} has type {got}, expected {field.type}.")
     return table

@@ -63,8 +63,15 @@ VALIDATION_COLUMNS = ("solutions",)
 CODEFORCES_SOURCE = 2  # CodeContests `source` enum: 2 = Codeforces
 CPP_LANGUAGE = 2  # CodeContests solution `language` enum: 2 = C++
 PYTHON3_LANGUAGE = 3  # 3 = PYTHON3 (1 is Python 2, which the judge does not run)
-# Judge language → its CodeContests solution `language` code.
-SOLUTION_LANGUAGES = {"cpp": CPP_LANGUAGE, "python": PYTHON3_LANGUAGE}
+# CodeContests' solution `language` enum: code → label. A judge language claims the labels
+# it is (`codefu_sandbox.languages.Language.aliases`: C++ "CPP", Python 3 "PYTHON3").
+CODECONTESTS_LANGUAGES = {
+    0: "UNKNOWN_LANGUAGE",
+    1: "PYTHON",
+    CPP_LANGUAGE: "CPP",
+    PYTHON3_LANGUAGE: "PYTHON3",
+    4: "JAVA",
+}
 
 OUT_TESTS_TYPE = TESTS_TYPE
 # How the statement relaxes the comparison (codefu_sandbox.rules.JudgingRules).
@@ -98,18 +105,49 @@ REFERENCE_GROUND_TRUTH_TYPE = pa.struct(
         ("time_limit", pa.struct([("nanos", pa.float64()), ("seconds", pa.float64())])),
     ]
 )
-# Ours: the reference's fields, then the judging rules (null: judged as the reference is).
+# Which grader runs a problem's tests (codefu_sandbox.graders.GraderConfig.to_dict(); null:
+# the standard stdin/stdout grader, `stdio`). A null parameter is one not given.
+GRADER_TYPE = pa.struct(
+    [
+        ("name", pa.string()),  # "stdio" (default) | "call"
+        (
+            "params",
+            pa.struct(
+                [
+                    ("fn_name", pa.string()),  # call: the function / Solution method to call
+                    ("prelude", pa.string()),  # call/stdio: a named import prelude, or null
+                    ("compare", pa.string()),  # call: "exact" (null) | "apps"
+                ]
+            ),
+        ),
+    ]
+)
+# Ours: the reference's fields, then the judging rules (null: judged as the reference is),
+# the checker program and the grader.
 GROUND_TRUTH_TYPE = pa.struct(
     [
         *REFERENCE_GROUND_TRUTH_TYPE,
         ("judging_rules", JUDGING_RULES_TYPE),
         ("checker", CHECKER_TYPE),
+        ("grader", GRADER_TYPE),
     ]
 )
 PROMPT_TYPE = pa.list_(pa.struct([("content", pa.string()), ("role", pa.string())]))
 REWARD_MODEL_TYPE = pa.struct([("ground_truth", GROUND_TRUTH_TYPE), ("style", pa.string())])
 REFERENCE_REWARD_MODEL_TYPE = pa.struct(
     [("ground_truth", REFERENCE_GROUND_TRUTH_TYPE), ("style", pa.string())]
+)
+# The reward models a processed file may have: ours, ours from before the grader field
+# (every problem then stdio), and the CodeFu reference's.
+READABLE_REWARD_MODEL_TYPES = (
+    REWARD_MODEL_TYPE,
+    pa.struct(
+        [
+            ("ground_truth", pa.struct([f for f in GROUND_TRUTH_TYPE if f.name != "grader"])),
+            ("style", pa.string()),
+        ]
+    ),
+    REFERENCE_REWARD_MODEL_TYPE,
 )
 EXTRA_INFO_TYPE = pa.struct(
     [("index", pa.int64()), ("split", pa.string()), ("tier", pa.string()), ("name", pa.string())]

@@ -15,6 +15,7 @@ from codefu_data.schema import (
     CHECKER_TYPE,
     DATA_SOURCE,
     EXTRA_INFO_TYPE,
+    GRADER_TYPE,
     GROUND_TRUTH_TYPE,
     JUDGING_RULES_TYPE,
     OUTPUT_SCHEMA,
@@ -108,6 +109,7 @@ def build_rows(
             pa.array(
                 [None if c is None else c.to_dict() for c in checkers or [None] * n], CHECKER_TYPE
             ),
+            pa.nulls(n, GRADER_TYPE),  # CodeContests: every problem stdio
         ],
         fields=list(GROUND_TRUTH_TYPE),
     )
