@@ -16,6 +16,7 @@ from typing import Any
 
 from hydra.core.config_store import ConfigStore
 
+from codefu_data import formats
 from codefu_sandbox.executors import DEFAULT_TIME_FACTORS, LANGUAGES
 
 DEFAULT_INSTRUCTIONS = [
@@ -123,6 +124,8 @@ class DataConfig:
 
     source: a local dir of HF parquet shards, a .parquet/.jsonl file, a hub id, or
       "sample" for the raw dataset shipped in `codefu_data.sample`.
+    format: the source format of its files (`codefu_data.formats`), or "auto": each file's
+      format detected from its columns.
     out_dir: output root, relative to the current directory unless absolute.
     tier: the tier a training run uses (prepare always writes every tier in `tiers`).
     other_sources: rule for problems not from Codeforces (no cf_rating): "exclude" drops
@@ -136,6 +139,7 @@ class DataConfig:
     """
 
     source: str = "sample"
+    format: str = "auto"
     out_dir: str = "data/processed"
     tier: str = "easy"
     tiers: dict[str, TierRange] = field(default_factory=_default_tiers)
@@ -221,6 +225,11 @@ def check_config(cfg: DataConfig) -> None:
         raise ValueError(
             f"data.heldout_split={cfg.heldout_split!r} is not an output split of data.split_map "
             f"{dict(cfg.split_map)}."
+        )
+    if cfg.format != formats.AUTO and cfg.format not in formats.FORMATS:
+        raise ValueError(
+            f"data.format={cfg.format!r}: use {formats.AUTO} or one of "
+            f"{', '.join(sorted(formats.FORMATS))}."
         )
     if not cfg.time_limit_scale > 0:
         raise ValueError(f"data.time_limit_scale must be > 0, got {cfg.time_limit_scale}.")

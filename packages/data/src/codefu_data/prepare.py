@@ -70,7 +70,7 @@ def prepare(
         check_config(cfg)
     except ValueError as exc:
         raise DataError(str(exc)) from exc
-    source = resolve_source(cfg.source)
+    source = resolve_source(cfg.source, cfg.format)
     columns = list(REQUIRED_COLUMNS) + (list(VALIDATION_COLUMNS) if cfg.validate else [])
     if cfg.checkers.enabled():
         wanted = ["solutions", "incorrect_solutions", cfg.checkers.column or ""]
