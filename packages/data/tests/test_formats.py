@@ -14,7 +14,8 @@ import pytest
 from codefu_data import formats
 from codefu_data.cli import main
 from codefu_data.config import DataConfig
-from codefu_data.formats import FileColumn, FormatError, SourceFormat
+from codefu_data.formats import FileColumn, FormatError, ReadOptions, SourceFormat
+from codefu_data.formats.problems import Problem, problem_table
 from codefu_data.prepare import prepare
 from codefu_data.reader import DataError, resolve_source
 from codefu_data.schema import RAW_SCHEMA
@@ -30,28 +31,26 @@ class Plain(SourceFormat):
     def file_columns(self, wanted: Sequence[str]) -> list[FileColumn]:
         return [FileColumn(c, pa.string()) for c in ("title", "statement", "cases")]
 
-    def to_problems(self, table: pa.Table, wanted: Sequence[str], first_row: int) -> pa.Table:
-        rows = []
+    def to_problems(
+        self, table: pa.Table, wanted: Sequence[str], first_row: int, options: ReadOptions
+    ) -> pa.Table:
+        problems = []
         for i, row in enumerate(table.to_pylist()):
             try:
                 cases = json.loads(row["cases"])
             except json.JSONDecodeError as exc:
                 raise FormatError(f"row {first_row + i}: cases is not JSON ({exc})") from exc
-            tests = {"input": [c[0] for c in cases], "output": [c[1] for c in cases]}
-            rows.append(
-                {
-                    "name": row["title"],
-                    "description": row["statement"],
-                    "public_tests": {"input": [], "output": []},
-                    "private_tests": tests,
-                    "source": 2,
-                    "cf_rating": 900,
-                    "time_limit": {"seconds": 1, "nanos": 0},
-                    "memory_limit_bytes": 256_000_000,
-                }
+            problems.append(
+                Problem(
+                    name=row["title"],
+                    description=row["statement"],
+                    data_source="plain",
+                    private=([c[0] for c in cases], [c[1] for c in cases]),
+                    difficulty_label="easy",
+                    time_seconds=1.0,
+                )
             )
-        schema = pa.schema([RAW_SCHEMA.field(c) for c in wanted])
-        return pa.Table.from_pylist([{c: r[c] for c in wanted} for r in rows], schema=schema)
+        return problem_table(problems, wanted, options)
 
 
 @pytest.fixture
@@ -79,7 +78,10 @@ def test_a_registered_format_is_detected_and_prepared(plain: SourceFormat, tmp_p
     assert result.manifest["input"]["files"][0]["format"] == "plain"
     rows = pq.read_table(tmp_path / "out" / "easy" / "train.parquet").to_pylist()
     assert [r["reward_model"]["ground_truth"]["name"] for r in rows] == ["P0", "P1", "P2"]
-    assert rows[2]["reward_model"]["ground_truth"]["private_tests"]["output"] == ["3\n", "4\n"]
+    gt = rows[2]["reward_model"]["ground_truth"]
+    assert gt["private_tests"]["output"] == ["3\n", "4\n"]
+    assert rows[2]["data_source"] == "plain" and gt["grader"] is None
+    assert gt["time_limit"]["seconds"] == 1.0 and gt["memory_limit_bytes"] == 256 << 20
     # The same rows as parquet, read through the same format.
     pq.write_table(pa.Table.from_pylist(_plain_rows(3)), tmp_path / "train.parquet")
     again = prepare(

@@ -16,8 +16,14 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from codefu_data import formats
-from codefu_data.formats import FileColumn, FormatError, SourceFormat
-from codefu_data.schema import RAW_SCHEMA
+from codefu_data.formats import (
+    DEFAULT_OPTIONS,
+    FileColumn,
+    FormatError,
+    ReadOptions,
+    SourceFormat,
+)
+from codefu_data.schema import PROBLEM_SCHEMA
 
 
 class DataError(ValueError):
@@ -31,11 +37,12 @@ class RawFile:
     container: str  # "parquet" or "jsonl"
     fmt: SourceFormat | None  # None: unreadable, reported when its columns are checked
     order: int = 0  # position of the source (of several) it came from
+    options: ReadOptions = DEFAULT_OPTIONS
 
 
 @dataclass
 class Batch:
-    """Consecutive rows of one raw file (or hub split), columns cast to the raw schema."""
+    """Consecutive rows of one raw file (or hub split): problem columns (`PROBLEM_SCHEMA`)."""
 
     origin: str  # file path or hub id + split, for messages
     split: str
@@ -44,8 +51,8 @@ class Batch:
 
 
 def _problem_type(name: str) -> pa.DataType:
-    """The Arrow type of problem column `name` (a column beside the raw ones is text)."""
-    return RAW_SCHEMA.field(name).type if name in RAW_SCHEMA.names else pa.string()
+    """The Arrow type of problem column `name` (a column beside the problem's is text)."""
+    return PROBLEM_SCHEMA.field(name).type if name in PROBLEM_SCHEMA.names else pa.string()
 
 
 def cast_columns(
@@ -80,11 +87,17 @@ def cast_columns(
 
 
 def _problems(
-    fmt: SourceFormat, table: pa.Table, columns: Sequence[str], origin: str, first: int
+    fmt: SourceFormat,
+    table: pa.Table,
+    columns: Sequence[str],
+    *,
+    origin: str,
+    first: int,
+    options: ReadOptions,
 ) -> pa.Table:
-    """The problem columns of a batch of `fmt`'s rows, cast to the raw schema's types."""
+    """The problem columns of a batch of `fmt`'s rows, cast to the problem schema's types."""
     try:
-        problems = fmt.to_problems(table, columns, first)
+        problems = fmt.to_problems(table, columns, first, options)
     except FormatError as exc:
         raise DataError(f"{origin}: {exc}") from exc
     rows = f"rows {first}-{first + table.num_rows - 1}"
@@ -171,7 +184,10 @@ def parquet_batches(f: RawFile, columns: Sequence[str], batch_size: int) -> Iter
                 for rb in pf.iter_batches(batch_size=batch_size, row_groups=[rg], columns=read):
                     rows = f"rows {row}-{row + rb.num_rows - 1}"
                     table = cast_columns(pa.Table.from_batches([rb]), wanted, origin, rows)
-                    yield Batch(origin, f.split, row, _problems(fmt, table, columns, origin, row))
+                    problems = _problems(
+                        fmt, table, columns, origin=origin, first=row, options=f.options
+                    )
+                    yield Batch(origin, f.split, row, problems)
                     row += rb.num_rows
             except (OSError, pa.ArrowException) as exc:
                 raise DataError(
@@ -221,6 +237,7 @@ def jsonl_batches(f: RawFile, columns: Sequence[str], batch_size: int) -> Iterat
                         rows=rows,
                         wanted=wanted,
                         columns=columns,
+                        options=f.options,
                     )
                     first += len(rows)
                     rows = []
@@ -228,7 +245,14 @@ def jsonl_batches(f: RawFile, columns: Sequence[str], batch_size: int) -> Iterat
             raise DataError(f"{origin}: not UTF-8 text after line {lineno} ({exc}).") from exc
     if rows and fmt is not None:
         yield rows_batch(
-            fmt, origin, split=f.split, first=first, rows=rows, wanted=wanted, columns=columns
+            fmt,
+            origin,
+            split=f.split,
+            first=first,
+            rows=rows,
+            wanted=wanted,
+            columns=columns,
+            options=f.options,
         )
 
 
@@ -269,6 +293,9 @@ def rows_batch(
     rows: list[dict[str, Any]],
     wanted: Sequence[FileColumn],
     columns: Sequence[str],
+    options: ReadOptions,
 ) -> Batch:
+    """A batch of rows of plain values, as problem columns."""
     table = _rows_table(origin, first, rows, wanted)
-    return Batch(origin, split, first, _problems(fmt, table, columns, origin, first))
+    problems = _problems(fmt, table, columns, origin=origin, first=first, options=options)
+    return Batch(origin, split, first, problems)

@@ -17,6 +17,7 @@ import hashlib
 import json
 import re
 from collections.abc import Iterator, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +37,12 @@ from codefu_data.containers import (
     parquet_batches,
     rows_batch,
 )
-from codefu_data.schema import OUTPUT_SCHEMA, REFERENCE_REWARD_MODEL_TYPE
+from codefu_data.formats import DEFAULT_OPTIONS, ReadOptions
+from codefu_data.schema import (
+    GROUND_TRUTH_TYPE,
+    OUTPUT_SCHEMA,
+    REFERENCE_GROUND_TRUTH_TYPE,
+)
 
 SPLIT_ORDER = ("train", "valid", "test")
 _SPLIT_RE = re.compile(r"^(train|valid|validation|test)\d*(?:[-_.]|$)")
@@ -126,10 +132,13 @@ class HubSource:
 
     kind = "hub"
 
-    def __init__(self, hub_id: str, fmt: str = formats.AUTO) -> None:
+    def __init__(
+        self, hub_id: str, fmt: str = formats.AUTO, options: ReadOptions = DEFAULT_OPTIONS
+    ) -> None:
         self.hub_id = hub_id
         self.description = f"hub:{hub_id}"
         self.format = fmt
+        self.options = options
         try:
             import datasets
         except ImportError as exc:
@@ -186,7 +195,14 @@ class HubSource:
                     {c.name: (chunk.get(c.name) or [None] * n)[i] for c in wanted} for i in range(n)
                 ]
                 batch = rows_batch(
-                    fmt, origin, split=split, first=row, rows=rows, wanted=wanted, columns=columns
+                    fmt,
+                    origin,
+                    split=split,
+                    first=row,
+                    rows=rows,
+                    wanted=wanted,
+                    columns=columns,
+                    options=self.options,
                 )
                 row += batch.table.num_rows
                 yield batch
@@ -241,37 +257,38 @@ def _local_files(spec: str, fmt: str, order: int) -> list[RawFile] | None:
     return None
 
 
-def resolve_source(spec: str | Sequence[str], fmt: str = formats.AUTO) -> Source:
-    """A source from a path, "sample" (the shipped raw dataset), a hub id, or a list of paths
-    (their files together). `fmt` is a format name (`codefu_data.formats`) or "auto"."""
-    if not isinstance(spec, str):
-        specs = list(spec)
-        if len(specs) == 1:
-            return resolve_source(specs[0], fmt)
-        if not specs:
-            raise DataError("data.source is an empty list: name a file or a directory.")
-        files: list[RawFile] = []
-        for order, one in enumerate(specs):
-            found = _local_files(_sample_dir() if one == "sample" else one, fmt, order)
-            if found is None:
-                raise DataError(
-                    f"unknown source {one!r} in data.source: several sources must all be "
-                    "files or directories."
-                )
-            files += found
-        paths = [f.path.resolve() for f in files]
-        if len(set(paths)) != len(paths):
-            raise DataError(f"data.source {specs} names a file twice.")
-        return LocalSource(files, ", ".join(specs))
-    if spec == "sample":
-        return resolve_source(_sample_dir(), fmt)
-    files_of = _local_files(spec, fmt, 0)
-    if files_of is not None:
-        return LocalSource(files_of, str(Path(spec).expanduser()))
+def resolve_source(
+    spec: str | Sequence[str], fmt: str = formats.AUTO, options: ReadOptions = DEFAULT_OPTIONS
+) -> Source:
+    """A source from a path, "sample" (the shipped raw dataset), a hub id, or a list of
+    paths (their files together). `fmt` is a format name (`codefu_data.formats`) or "auto";
+    `options` holds the limits of rows that state none."""
+    specs = [spec] if isinstance(spec, str) else list(spec)
+    if not specs:
+        raise DataError("data.source is an empty list: name a file or a directory.")
+    files: list[RawFile] = []
+    for order, one in enumerate(specs):
+        found = _local_files(_sample_dir() if one == "sample" else one, fmt, order)
+        if found is None:
+            if len(specs) == 1:
+                return _hub_source(one, fmt, options)
+            raise DataError(
+                f"unknown source {one!r} in data.source: several sources must all be "
+                "files or directories."
+            )
+        files += [replace(f, options=options) for f in found]
+    paths = [f.path.resolve() for f in files]
+    if len(set(paths)) != len(paths):
+        raise DataError(f"data.source {specs} names a file twice.")
+    described = [_sample_dir() if one == "sample" else str(Path(one).expanduser()) for one in specs]
+    return LocalSource(files, ", ".join(described))
+
+
+def _hub_source(spec: str, fmt: str, options: ReadOptions) -> HubSource:
     path = Path(spec).expanduser()
     looks_like_hub = _HUB_ID_RE.match(spec) and not spec.startswith((".", "/", "~"))
     if looks_like_hub and not path.parent.is_dir():  # `existing_dir/typo` is a missing path
-        return HubSource(spec, fmt)
+        return HubSource(spec, fmt, options)
     raise DataError(
         f"unknown source {spec!r}: not a file or directory, and not a hub id (owner/name); pass a "
         "directory of parquet shards, a .parquet/.jsonl file, or a hub id such as "
@@ -292,9 +309,10 @@ def _sample_dir() -> str:
 def read_processed(path: str | Path) -> pa.Table:
     """Read a processed (veRL) parquet file and check its columns against our schema.
 
-    Raises DataError naming the column whose type differs. `extra_info` may be absent
-    and the ground truth may lack `judging_rules` (the CodeFu reference files have neither);
-    every other column must match exactly.
+    Raises DataError naming the column whose type differs. `extra_info` may be absent, and
+    the ground truth may lack the fields after the reference's (`judging_rules`, `checker`,
+    `grader`: the CodeFu reference files, and those prepared before the grader, have not
+    all of them) or hold only nulls in them; every other column must match exactly.
     """
     path = Path(path)
     try:
@@ -307,8 +325,25 @@ def read_processed(path: str | Path) -> pa.Table:
                 continue
             raise DataError(f"{path}: missing column {field.name!r}.")
         got = table.schema.field(field.name).type
-        if got != field.type and not (
-            field.name == "reward_model" and got == REFERENCE_REWARD_MODEL_TYPE
-        ):
+        if got != field.type and not (field.name == "reward_model" and _reward_model_fits(got)):
             raise DataError(f"{path}: column {field.name!r} has type {got}, expected {field.type}.")
     return table
+
+
+def _reward_model_fits(got: pa.DataType) -> bool:
+    """A reward model of ours, or one whose ground truth has the reference's fields and of
+    ours after them only some, each of our type or all null."""
+    if not pa.types.is_struct(got) or [f.name for f in got] != ["ground_truth", "style"]:
+        return False
+    gt = got.field("ground_truth").type
+    if not pa.types.is_struct(gt) or got.field("style").type != pa.string():
+        return False
+    ours = {f.name: f.type for f in GROUND_TRUTH_TYPE}
+    reference = [f.name for f in REFERENCE_GROUND_TRUTH_TYPE]
+    names = [f.name for f in gt]
+    if names[: len(reference)] != reference:
+        return False
+    for f in gt:
+        if f.name not in reference and f.type not in (ours.get(f.name), pa.null()):
+            return False
+    return all(gt.field(name).type == ours[name] for name in reference)

@@ -7,11 +7,16 @@ from __future__ import annotations
 
 from collections.abc import Collection
 
-from codefu_data.formats.base import FileColumn, FormatError, SourceFormat
+from codefu_data.formats.base import FileColumn, FormatError, ReadOptions, SourceFormat
 from codefu_data.formats.codecontests import CodeContests
+from codefu_data.formats.deepcoder import DeepCoder
+from codefu_data.formats.livecodebench import LiveCodeBench
+from codefu_data.formats.primeintellect import PrimeIntellect
+from codefu_data.formats.taco import Apps, Taco
 from codefu_data.formats.verl import Verl
 
 AUTO = "auto"
+DEFAULT_OPTIONS = ReadOptions()
 FORMATS: dict[str, SourceFormat] = {}
 
 
@@ -57,5 +62,20 @@ def detect(columns: Collection[str]) -> SourceFormat:
 
 register(CodeContests())
 register(Verl())
+register(LiveCodeBench())
+register(Taco())
+register(Apps())
+register(PrimeIntellect())
+register(DeepCoder())
 
-__all__ = ["AUTO", "FORMATS", "FileColumn", "FormatError", "SourceFormat", "by_name", "detect"]
+__all__ = [
+    "AUTO",
+    "DEFAULT_OPTIONS",
+    "FORMATS",
+    "FileColumn",
+    "FormatError",
+    "ReadOptions",
+    "SourceFormat",
+    "by_name",
+    "detect",
+]

@@ -3,7 +3,7 @@
 A format adapter (`SourceFormat`) says whether a file's columns are its own (`detect`),
 which of the file's columns to read for the problem columns asked for (`file_columns`,
 each with the Arrow type it is cast to), and how a batch of those columns becomes the
-problem columns (`to_problems`, types of `codefu_data.schema.RAW_SCHEMA`). The reader
+problem columns (`to_problems`, types of `codefu_data.schema.PROBLEM_SCHEMA`). The reader
 (`codefu_data.reader`) does the rest for every format alike: finding the files, reading
 parquet a row group at a time and JSONL a batch of lines at a time, casting, and naming
 the file, row and column of any error.
@@ -21,6 +21,15 @@ import pyarrow as pa
 class FormatError(ValueError):
     """A file or row a format cannot read; the message names the row(s) and what is wrong
     (the reader adds the file)."""
+
+
+@dataclass(frozen=True)
+class ReadOptions:
+    """The limits a problem gets when its row states none (`data.default_time_limit_seconds`,
+    `data.default_memory_limit_bytes`)."""
+
+    time_seconds: float = 6.0  # LiveCodeBench's timeout per test
+    memory_bytes: int = 256 << 20
 
 
 @dataclass(frozen=True)
@@ -56,6 +65,9 @@ class SourceFormat(ABC):
         """The file columns to read for the problem columns `wanted`."""
 
     @abstractmethod
-    def to_problems(self, table: pa.Table, wanted: Sequence[str], first_row: int) -> pa.Table:
-        """The problem columns `wanted` of a batch of rows (`file_columns`, cast), whose first
-        row is row `first_row` of its file. FormatError names the row that cannot be read."""
+    def to_problems(
+        self, table: pa.Table, wanted: Sequence[str], first_row: int, options: ReadOptions
+    ) -> pa.Table:
+        """The problem columns `wanted` (`schema.PROBLEM_SCHEMA`) of a batch of rows
+        (`file_columns`, cast), whose first row is row `first_row` of its file; a row without
+        limits gets `options`'. FormatError names the row that cannot be read."""

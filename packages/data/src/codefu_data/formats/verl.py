@@ -15,8 +15,15 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from codefu_data.formats.base import FileColumn, FormatError, SourceFormat
-from codefu_data.schema import CODEFORCES_SOURCE, RAW_SCHEMA, REQUIRED_COLUMNS
+from codefu_data.formats.base import FileColumn, FormatError, ReadOptions, SourceFormat
+from codefu_data.schema import (
+    CHECKER_TYPE,
+    CODEFORCES_SOURCE,
+    DATA_SOURCE,
+    PROBLEM_SCHEMA,
+    RAW_SCHEMA,
+    REQUIRED_COLUMNS,
+)
 
 VERL_COLUMNS = ("prompt", "reward_model")
 # Raw columns a veRL row carries (in its ground truth or prompt): those `prepare` needs.
@@ -55,9 +62,14 @@ class Verl(SourceFormat):
         check_derivable(wanted)
 
     def file_columns(self, wanted: Sequence[str]) -> list[FileColumn]:
-        return [FileColumn(name, None) for name in VERL_COLUMNS]
+        return [
+            *(FileColumn(name, None) for name in VERL_COLUMNS),
+            FileColumn("data_source", pa.string(), required=False),
+        ]
 
-    def to_problems(self, table: pa.Table, wanted: Sequence[str], first_row: int) -> pa.Table:
+    def to_problems(
+        self, table: pa.Table, wanted: Sequence[str], first_row: int, options: ReadOptions
+    ) -> pa.Table:
         try:
             return raw_table(table, wanted)
         except (KeyError, ValueError, TypeError, pa.ArrowException) as exc:
@@ -79,10 +91,14 @@ def check_derivable(columns: Sequence[str]) -> None:
 
 
 def raw_table(table: pa.Table, columns: Sequence[str]) -> pa.Table:
-    """The raw columns `columns` of veRL rows (types of ``RAW_SCHEMA``).
+    """The problem columns `columns` of veRL rows (types of ``PROBLEM_SCHEMA``).
 
     ``source`` is Codeforces for a ground truth with a Codeforces rating, unknown otherwise
-    (a veRL row does not say where a problem comes from).
+    (a veRL row does not say where a problem comes from). ``data_source`` is the row's own
+    (CodeContests' when it has none), and the ground truth's grader and named comparison
+    (a checker without parameters, such as ``livecodebench``) stay; its statement keeps what
+    the prompt showed after it (a functional problem's starter code), so it has no starter
+    code of its own, nor a difficulty label or a date.
     """
     check_derivable(columns)
     gt = pc.struct_field(table.column("reward_model").combine_chunks(), "ground_truth")
@@ -109,6 +125,32 @@ def raw_table(table: pa.Table, columns: Sequence[str]) -> pa.Table:
             mask=pc.is_null(limit),
         ),
         "memory_limit_bytes": pc.struct_field(gt, "memory_limit_bytes").cast(pa.int64()),
+        "data_source": pc.fill_null(table.column("data_source"), DATA_SOURCE),
+        "grader": _field_or_nulls(gt, "grader"),
+        "source_checker": pa.array(
+            [c if c and c.get("params") is None else None for c in _checkers(gt)],
+            CHECKER_TYPE,
+        ),
     }
-    arrays = [derived[c].cast(RAW_SCHEMA.field(c).type) for c in columns]
-    return pa.Table.from_arrays(arrays, schema=pa.schema([RAW_SCHEMA.field(c) for c in columns]))
+    arrays = [
+        derived[c].cast(PROBLEM_SCHEMA.field(c).type)
+        if c in derived
+        else pa.nulls(table.num_rows, PROBLEM_SCHEMA.field(c).type)
+        for c in columns
+    ]
+    return pa.Table.from_arrays(
+        arrays, schema=pa.schema([PROBLEM_SCHEMA.field(c) for c in columns])
+    )
+
+
+def _field_or_nulls(gt: pa.StructArray, name: str) -> pa.Array:
+    """Field `name` of the ground truths, or nulls where the file's ground truth has none."""
+    if gt.type.get_field_index(name) < 0:
+        return pa.nulls(len(gt), PROBLEM_SCHEMA.field(name).type)
+    return pc.struct_field(gt, name)
+
+
+def _checkers(gt: pa.StructArray) -> list[dict[str, Any] | None]:
+    if gt.type.get_field_index("checker") < 0:
+        return [None] * len(gt)
+    return pc.struct_field(gt, "checker").to_pylist()
