@@ -9,10 +9,10 @@ import pyarrow.parquet as pq
 import pytest
 
 from codefu_data.config import DataConfig
+from codefu_data.formats.verl import statement_from_prompt
 from codefu_data.judging_rules import truncated_output
 from codefu_data.prepare import ALL_PRIVATE_TESTS_TRUNCATED, prepare
 from codefu_data.reader import DataError, read_processed
-from codefu_data.verl_source import statement_from_prompt
 
 STATEMENT = 'Print "YES" or "NO".\n\nExamples\n\nInput\n\n1\n\nOutput\n\nYES'
 
