@@ -46,6 +46,10 @@ def test_writes_every_tier_in_the_processed_schema(
                     "split": split,
                     "tier": tier,
                     "name": row["extra_info"]["name"],
+                    # CodeContests states no difficulty label, platform or contest date.
+                    "difficulty": None,
+                    "platform": None,
+                    "contest_date": None,
                 }
                 gt = row["reward_model"]["ground_truth"]
                 assert row["reward_model"]["style"] == "rule"
@@ -120,6 +124,45 @@ def test_unchanged_rerun_is_skipped_and_changes_rebuild(
     assert changed.manifest["totals"]["kept"] == 0
     forced = prepare(make_config(raw_dir, out, force=True), progress=False)
     assert not forced.skipped and _files(out) == before
+
+
+def test_an_output_of_an_older_layout_is_rewritten_and_still_read(
+    make_config: Callable[..., DataConfig], raw_dir: Path, tmp_path: Path
+) -> None:
+    """A dataset prepared before extra_info's difficulty, platform and contest date: an
+    unchanged rerun rewrites it (train and eval refuse the older manifest format), and its
+    parquet still reads as a processed file."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from codefu_data.prepare import MANIFEST_FORMAT
+
+    out = tmp_path / "out"
+    prepare(make_config(raw_dir, out), progress=False)
+    manifest = json.loads((out / "manifest.json").read_text())
+    (out / "manifest.json").write_text(json.dumps({**manifest, "format": MANIFEST_FORMAT - 1}))
+    again = prepare(make_config(raw_dir, out), progress=False)
+    assert not again.skipped and again.manifest["format"] == MANIFEST_FORMAT
+
+    path = out / "easy" / "train.parquet"
+    table = pq.read_table(path)
+    info = table.column("extra_info").combine_chunks()
+    older = pa.StructArray.from_arrays(
+        [info.field(name) for name in ("index", "split", "tier", "name")],
+        names=["index", "split", "tier", "name"],
+    )
+    pq.write_table(
+        table.set_column(table.schema.get_field_index("extra_info"), "extra_info", older), path
+    )
+    assert read_processed(path).num_rows == table.num_rows
+    three = pa.StructArray.from_arrays(
+        [info.field(name) for name in ("index", "split", "tier")], names=["index", "split", "tier"]
+    )
+    pq.write_table(
+        table.set_column(table.schema.get_field_index("extra_info"), "extra_info", three), path
+    )
+    with pytest.raises(DataError, match="extra_info"):
+        read_processed(path)
 
 
 def test_interrupted_run_leaves_nothing(

@@ -304,6 +304,12 @@ def test_livecodebench_rows_are_judged_as_livecodebench_judges(tmp_path: Path) -
     call = test_rows["2847"]
     gt = call["reward_model"]["ground_truth"]
     assert call["extra_info"]["tier"] == "hard"  # medium → hard (data.difficulty_tiers)
+    # What an evaluation groups by: LiveCodeBench's difficulty, platform and contest date.
+    assert (call["extra_info"]["difficulty"], call["extra_info"]["platform"]) == (
+        "medium",
+        "leetcode",
+    )
+    assert call["extra_info"]["contest_date"] == "2024-09-01T00:00:00"
     assert gt["grader"] == {
         "name": "call",
         "params": {"fn_name": "addAll", "prelude": "livecodebench", "compare": "exact"},

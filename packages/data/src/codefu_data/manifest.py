@@ -23,7 +23,9 @@ from codefu_sandbox.rules import JudgingRules
 MANIFEST = "manifest.json"
 # The layout of manifest.json and the processed parquet: raised when either changes, so a
 # trainer can tell a dataset prepared by another version (codefu_trainer.run.prepared_data).
-MANIFEST_FORMAT = 2  # 2: the ground truth's `grader`; data_source per problem
+# 2: the ground truth's `grader`; data_source per problem. 3: extra_info's difficulty,
+# platform and contest date.
+MANIFEST_FORMAT = 3
 STAMP = ".prepare-stamp.json"
 RULE_NAMES = ("any_case", "tolerance", "several_answers", "any_order")
 Counts = dict[str, dict[str, dict[str, int]]]  # tier → split → reason (or "kept") → n
@@ -145,6 +147,8 @@ def up_to_date(out: Path, source: Source, digest: str, cfg: DataConfig) -> dict[
     except (OSError, json.JSONDecodeError):
         return None
     if stamp.get("stat_key") != stat_key or stamp.get("config_sha256") != digest:
+        return None
+    if manifest.get("format") != MANIFEST_FORMAT:  # written in another layout: rewrite it
         return None
     for tier in cfg.tiers:
         for split in output_splits(cfg):

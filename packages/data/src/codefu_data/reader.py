@@ -39,6 +39,7 @@ from codefu_data.containers import (
 )
 from codefu_data.formats import DEFAULT_OPTIONS, ReadOptions
 from codefu_data.schema import (
+    EXTRA_INFO_TYPE,
     GROUND_TRUTH_TYPE,
     OUTPUT_SCHEMA,
     REFERENCE_GROUND_TRUTH_TYPE,
@@ -309,10 +310,11 @@ def _sample_dir() -> str:
 def read_processed(path: str | Path) -> pa.Table:
     """Read a processed (veRL) parquet file and check its columns against our schema.
 
-    Raises DataError naming the column whose type differs. `extra_info` may be absent, and
-    the ground truth may lack the fields after the reference's (`judging_rules`, `checker`,
-    `grader`: the CodeFu reference files, and those prepared before the grader, have not
-    all of them) or hold only nulls in them; every other column must match exactly.
+    Raises DataError naming the column whose type differs. `extra_info` may be absent or
+    lack its fields after `name` (files prepared before them), and the ground truth may lack
+    the fields after the reference's (`judging_rules`, `checker`, `grader`: the CodeFu
+    reference files, and those prepared before the grader, have not all of them) or hold
+    only nulls in them; every other column must match exactly.
     """
     path = Path(path)
     try:
@@ -325,9 +327,18 @@ def read_processed(path: str | Path) -> pa.Table:
                 continue
             raise DataError(f"{path}: missing column {field.name!r}.")
         got = table.schema.field(field.name).type
-        if got != field.type and not (field.name == "reward_model" and _reward_model_fits(got)):
+        fits = {"reward_model": _reward_model_fits, "extra_info": _extra_info_fits}.get(field.name)
+        if got != field.type and not (fits is not None and fits(got)):
             raise DataError(f"{path}: column {field.name!r} has type {got}, expected {field.type}.")
     return table
+
+
+def _extra_info_fits(got: pa.DataType) -> bool:
+    """Our extra_info, or its first fields up to `name` at least."""
+    if not pa.types.is_struct(got):
+        return False
+    fields = list(got)
+    return len(fields) >= 4 and fields == list(EXTRA_INFO_TYPE)[: len(fields)]
 
 
 def _reward_model_fits(got: pa.DataType) -> bool:

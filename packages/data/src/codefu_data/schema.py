@@ -89,12 +89,15 @@ CHECKER_TYPE = pa.struct([("name", pa.string()), ("params", CHECKER_PARAMS_TYPE)
 
 # The problem columns a source format gives beside the raw ones (codefu_data.formats):
 # where the problem comes from, its difficulty label ("easy", "medium_hard", …; null: none),
-# its contest date (ISO text; null: unknown), the starter code its prompt shows (null: none),
-# how its tests run (`GRADER_TYPE`) and the comparison its source fixes (`CHECKER_TYPE`).
+# its contest date (ISO text; null: unknown), the platform that set it ("leetcode",
+# "atcoder", "codeforces", as LiveCodeBench names them; null: not stated), the starter code
+# its prompt shows (null: none), how its tests run (`GRADER_TYPE`) and the comparison its
+# source fixes (`CHECKER_TYPE`).
 PROBLEM_EXTRA = (
     pa.field("data_source", pa.string()),
     pa.field("difficulty_label", pa.string()),
     pa.field("contest_date", pa.string()),
+    pa.field("platform", pa.string()),
     pa.field("starter_code", pa.string()),
     pa.field("grader", GRADER_TYPE),
     pa.field("source_checker", CHECKER_TYPE),
@@ -165,8 +168,18 @@ REWARD_MODEL_TYPE = pa.struct([("ground_truth", GROUND_TRUTH_TYPE), ("style", pa
 REFERENCE_REWARD_MODEL_TYPE = pa.struct(
     [("ground_truth", REFERENCE_GROUND_TRUTH_TYPE), ("style", pa.string())]
 )
+# What an evaluation groups by beside the tier: the problem's difficulty label, platform and
+# contest date (each null where its source states none; the problem columns of those names).
 EXTRA_INFO_TYPE = pa.struct(
-    [("index", pa.int64()), ("split", pa.string()), ("tier", pa.string()), ("name", pa.string())]
+    [
+        ("index", pa.int64()),
+        ("split", pa.string()),
+        ("tier", pa.string()),
+        ("name", pa.string()),
+        ("difficulty", pa.string()),
+        ("platform", pa.string()),
+        ("contest_date", pa.string()),
+    ]
 )
 OUTPUT_SCHEMA = pa.schema(
     [

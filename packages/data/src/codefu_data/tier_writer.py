@@ -122,6 +122,9 @@ def build_rows(
             pa.array([split] * n, pa.string()),
             pa.array([tier] * n, pa.string()),
             sub.column("name").combine_chunks(),
+            sub.column("difficulty_label").combine_chunks(),
+            sub.column("platform").combine_chunks(),
+            sub.column("contest_date").combine_chunks(),
         ],
         fields=list(EXTRA_INFO_TYPE),
     )

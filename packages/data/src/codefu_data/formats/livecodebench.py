@@ -180,7 +180,7 @@ class LiveCodeBench(SourceFormat):
         )
         grader, checker = lcb_judging(fn_name)
         label, _ = difficulty(row["difficulty"])
-        codeforces = str(row["platform"] or "").strip().lower() == "codeforces"
+        platform = str(row["platform"] or "").strip().lower() or None
         return Problem(
             name=str(row["question_id"] or ""),
             description=row["question_content"] or "",
@@ -190,7 +190,8 @@ class LiveCodeBench(SourceFormat):
             grader=grader,
             source_checker=checker,
             difficulty_label=label,
-            source=CODEFORCES_SOURCE if codeforces else UNKNOWN_SOURCE,
+            source=CODEFORCES_SOURCE if platform == "codeforces" else UNKNOWN_SOURCE,
             contest_date=row["contest_date"] or None,
+            platform=platform,
             starter_code=row["starter_code"] or "",
         )

@@ -74,6 +74,7 @@ class Problem:
     cf_rating: int = 0
     source: int = UNKNOWN_SOURCE
     contest_date: str | None = None
+    platform: str | None = None
     starter_code: str | None = None
     solutions: list[tuple[int, str]] = field(default_factory=list)  # (CodeContests code, text)
 
@@ -100,6 +101,7 @@ class Problem:
             "data_source": self.data_source,
             "difficulty_label": self.difficulty_label,
             "contest_date": self.contest_date,
+            "platform": self.platform,
             "starter_code": self.starter_code,
             "grader": self.grader,
             "source_checker": self.source_checker,
