@@ -6,7 +6,13 @@ from pathlib import Path
 
 import pytest
 
-from codefu_trainer.evaluation.config import Backend, Split, compose_eval, eval_tiers
+from codefu_trainer.evaluation.config import (
+    Backend,
+    EvalSettings,
+    Split,
+    compose_eval,
+    eval_tiers,
+)
 from codefu_trainer.evaluation.problems import prompt_char_limit
 from codefu_trainer.run.config import ClusterKind, ModelKind
 from codefu_trainer.run.overrides import ConfigError
@@ -16,6 +22,7 @@ from ..conftest import CONF
 
 def test_defaults_compose_the_training_groups() -> None:
     cfg = compose_eval(CONF, [])
+    assert (cfg.eval.protocol, cfg.eval.prepare) == ("codefu", False)
     assert cfg.cluster.kind is ClusterKind.local
     assert cfg.model.path == "deepseek-ai/DeepSeek-R1-Distill-Qwen-7B"
     assert (cfg.data.tier, cfg.reward.mode.value) == ("easy", "linear")
@@ -60,11 +67,17 @@ def test_cluster_cpu_picks_the_tiny_model_and_keys_are_typed() -> None:
         ("eval.split=valid", "eval.split"),
         ("cluster=sagemaker_p4de", "codefu-eval generates on this machine"),
         ("eval.batch_size=0", "eval.batch_size=0 must be at least 1"),
+        (
+            "eval.protocol=lcb",
+            "eval.protocol=lcb: no such protocol; choose one of codefu, livecodebench",
+        ),
+        # The protocol's k needs its n: a smaller n alone says what to change.
+        ("eval.protocol=livecodebench eval.samples=2", "asks for pass@10 but eval.samples=2"),
     ],
 )
 def test_bad_overrides_name_what_to_fix(override: str, message: str) -> None:
     with pytest.raises(ConfigError) as err:
-        compose_eval(CONF, [override])
+        compose_eval(CONF, override.split())
     assert message in str(err.value)
 
 
@@ -79,3 +92,31 @@ def test_prompt_cut_follows_the_run_that_trained_a_tiny_model(tmp_path: Path) ->
     assert prompt_char_limit(compose_eval(CONF, [])) is None  # a real model sees whole prompts
     explicit = compose_eval(CONF, ["cluster=cpu", "eval.max_prompt_chars=50"])
     assert prompt_char_limit(explicit) == 50
+
+
+def test_the_livecodebench_protocol_resolves_to_its_runners_defaults() -> None:
+    """lcb_runner/runner/parser.py's defaults: --n 10, --temperature 0.2, --top_p 0.95,
+    --max_tokens 2000, --timeout 6 (per test); Python answers; every difficulty; the file
+    prepared from data.source; the settings a user overrides still win."""
+    cfg = compose_eval(CONF, ["eval.protocol=livecodebench"])
+    e = cfg.eval
+    assert e.protocol == "livecodebench" and e.prepare
+    assert (e.samples, e.temperature, e.top_p, e.max_new_tokens) == (10, 0.2, 0.95, 2000)
+    assert 1 in e.k and max(e.k) <= e.samples
+    assert cfg.data.default_time_limit_seconds == 6.0
+    assert (cfg.data.format, cfg.data.language, list(cfg.reward.languages)) == (
+        "livecodebench",
+        "python",
+        ["python"],
+    )
+    assert eval_tiers(cfg) == ["easy", "hard", "expert"]  # easy, medium, hard
+    assert set(cfg.data.split_map.values()) == {"test"} and e.split is Split.test
+    # The other settings are the defaults of a plain evaluation.
+    plain = EvalSettings()
+    assert (e.seed, e.batch_size, e.backend) == (plain.seed, plain.batch_size, plain.backend)
+
+    # An override wins over the protocol, even one written before it.
+    overrides = ["eval.max_new_tokens=32768", "eval.samples=1", "eval.k=[1]"]
+    changed = compose_eval(CONF, ["cluster=cpu", *overrides, "eval.protocol=livecodebench"])
+    assert (changed.eval.max_new_tokens, changed.eval.samples) == (32768, 1)
+    assert changed.eval.temperature == 0.2 and changed.eval.protocol == "livecodebench"

@@ -17,7 +17,7 @@ from omegaconf import MISSING
 
 from codefu_data.config import DataConfig
 from codefu_trainer.reward.config import RewardConfig
-from codefu_trainer.run.compose import compose_train, typed_config
+from codefu_trainer.run.compose import GROUPS, compose_train, typed_config
 from codefu_trainer.run.config import (
     ClusterConfig,
     ClusterKind,
@@ -26,9 +26,13 @@ from codefu_trainer.run.config import (
     judge_on_judge_hosts,
     register_configs,
 )
-from codefu_trainer.run.overrides import ConfigError, parse_override
+from codefu_trainer.run.overrides import ConfigError, Override, group_options, parse_override
 
 SCHEMA_NAME = "codefu_eval_schema"
+# The config group of the protocols (conf/protocol/<name>.yaml), chosen by eval.protocol.
+PROTOCOL_GROUP = "protocol"
+DEFAULT_PROTOCOL = "codefu"
+PROTOCOL_KEY = "eval.protocol"
 
 
 class Split(enum.StrEnum):
@@ -50,6 +54,13 @@ class Backend(enum.StrEnum):
 class EvalSettings:
     """What is evaluated, how responses are sampled, where results go."""
 
+    # The named preset these settings started from (conf/protocol/<name>.yaml, chosen with
+    # eval.protocol=<name>; its settings are defaults an override still changes).
+    protocol: str = DEFAULT_PROTOCOL
+    # true: evaluate data.source, prepared with the data settings into
+    # <root_dir>/eval/data/<source>_<digest>/ (a folder already prepared, one holding a
+    # manifest.json, is read as it is); false: the prepared data.out_dir.
+    prepare: bool = False
     split: Split = Split.test
     # Tiers evaluated together (each broken down in the summary); empty: data.tier.
     tiers: list[str] = field(default_factory=list)
@@ -94,10 +105,34 @@ def register_eval_schema() -> None:
     ConfigStore.instance().store(name=SCHEMA_NAME, node=EvalConfig)
 
 
+def protocol_overrides(conf_dir: Path, overrides: Sequence[str]) -> list[Override]:
+    """The overrides parsed, `eval.protocol=<name>` as the choice of the protocol group
+    (`protocol=<name>`), so the protocol's settings come before every other override and
+    an override of one of them wins. ConfigError naming the protocols for an unknown one."""
+    parsed = []
+    for ov in map(parse_override, overrides):
+        if ov.key != PROTOCOL_KEY or ov.op != "" or ov.value is None:
+            parsed.append(ov)
+            continue
+        choices = group_options(conf_dir, PROTOCOL_GROUP)
+        if ov.value not in choices:
+            raise ConfigError(
+                f"{ov.text}: no such protocol; choose one of {', '.join(choices)} "
+                f"(files in {conf_dir / PROTOCOL_GROUP})."
+            )
+        parsed.append(Override(f"{PROTOCOL_GROUP}={ov.value}", "", PROTOCOL_GROUP, ov.value))
+    return parsed
+
+
 def compose_eval(conf_dir: Path, overrides: Sequence[str]) -> EvalConfig:
     """conf/eval.yaml with Hydra overrides, checked; raises ConfigError naming what to fix."""
     register_eval_schema()
-    node = compose_train(conf_dir, [parse_override(o) for o in overrides], config_name="eval")
+    node = compose_train(
+        conf_dir,
+        protocol_overrides(conf_dir, overrides),
+        config_name="eval",
+        groups=(*GROUPS, PROTOCOL_GROUP),
+    )
     cfg = typed_config(node, EvalConfig, "conf/eval.yaml", SCHEMA_NAME)
     judge_on_judge_hosts(cfg.cluster, cfg.reward)
     check_eval_config(cfg)

@@ -82,6 +82,7 @@ def evaluation_identity(
     identity: dict[str, Any] = {
         "model.path": model,
         "model.fingerprint": model_fingerprint(model),
+        "eval.protocol": e.protocol,
         "eval.split": e.split.value,
         "eval.tiers": eval_tiers(cfg),
         "eval.samples": e.samples,

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -24,13 +25,18 @@ from codefu_trainer.run.prompt_rows import load_prompts
 
 @dataclass(frozen=True)
 class EvalProblem:
-    """One held-out problem: its prompt messages and its ground truth (JSON text)."""
+    """One held-out problem: its prompt messages, its ground truth (JSON text), and what the
+    summary groups it by (its source's difficulty label, platform, contest date: None where
+    the source states none)."""
 
     name: str
     tier: str
     rating: int | None  # Codeforces rating
     prompt: list[dict[str, str]]
     ground_truth: str
+    difficulty: str | None = None
+    platform: str | None = None
+    contest_date: str | None = None
 
 
 def split_file(cfg: EvalConfig, tier: str) -> Path:
@@ -54,6 +60,8 @@ def prompt_char_limit(cfg: EvalConfig) -> int | None:
 
 def load_problems(cfg: EvalConfig, max_prompt_chars: int | None) -> list[EvalProblem]:
     """Every evaluated tier's split in order, the first `eval.limit` problems."""
+    import pyarrow.parquet as pq
+
     problems: list[EvalProblem] = []
     limit = cfg.eval.limit
     # A manifest of another format, or prompts asking for another language: exit 2, the fix.
@@ -73,11 +81,14 @@ def load_problems(cfg: EvalConfig, max_prompt_chars: int | None) -> list[EvalPro
             rows = load_prompts(path, max_prompt_chars or sys.maxsize, left)
         except ValueError as exc:
             raise PrerequisiteError(str(exc)) from exc
-        problems += [_problem(row, tier) for row in rows]
+        infos = pq.read_table(path, columns=["extra_info"]).column(0).to_pylist()
+        problems += [
+            _problem(row, info or {}, tier) for row, info in zip(rows, infos, strict=False)
+        ]
     return problems
 
 
-def _problem(row: dict[str, Any], tier: str) -> EvalProblem:
+def _problem(row: dict[str, Any], info: dict[str, Any], tier: str) -> EvalProblem:
     truth = json.loads(row["ground_truth"])
     rating = truth.get("cf_rating")
     return EvalProblem(
@@ -86,4 +97,23 @@ def _problem(row: dict[str, Any], tier: str) -> EvalProblem:
         rating=int(rating) if rating else None,
         prompt=row["prompt"],
         ground_truth=row["ground_truth"],
+        difficulty=info.get("difficulty"),
+        platform=info.get("platform"),
+        contest_date=info.get("contest_date"),
     )
+
+
+def problem_limits(problems: Sequence[EvalProblem]) -> dict[str, list[float]]:
+    """The problems' per-test limits as their ground truths state them: `time_seconds` and
+    `memory_bytes`, each [lowest, highest] (the judge scales the time by
+    `reward.time_limit_scale` and the language's factor)."""
+    seconds, memory = [], []
+    for p in problems:
+        truth = json.loads(p.ground_truth)
+        limit = truth.get("time_limit") or {}
+        seconds.append(float(limit.get("seconds") or 0) + float(limit.get("nanos") or 0) / 1e9)
+        memory.append(int(truth.get("memory_limit_bytes") or 0))
+    return {
+        "time_seconds": [min(seconds, default=0.0), max(seconds, default=0.0)],
+        "memory_bytes": [min(memory, default=0), max(memory, default=0)],
+    }

@@ -32,7 +32,13 @@ from codefu_trainer.evaluation.generation import (
     load_generator,
 )
 from codefu_trainer.evaluation.identity import default_out_dir, evaluation_identity, resolve_model
-from codefu_trainer.evaluation.problems import EvalProblem, load_problems, prompt_char_limit
+from codefu_trainer.evaluation.prepared import date_window, with_prepared_data
+from codefu_trainer.evaluation.problems import (
+    EvalProblem,
+    load_problems,
+    problem_limits,
+    prompt_char_limit,
+)
 from codefu_trainer.evaluation.store import (
     SAMPLES_FILE,
     SUMMARY_FILE,
@@ -95,6 +101,8 @@ def sample_record(unit: Unit, generated: Generated, result: Any) -> dict[str, An
         "sample": unit.sample,
         "tier": unit.problem.tier,
         "rating": unit.problem.rating,
+        "difficulty": unit.problem.difficulty,
+        "platform": unit.problem.platform,
         "seed": generated.seed,
         "verdict": result.verdict,
         "score": result.score,
@@ -125,6 +133,7 @@ def evaluate(cfg: EvalConfig, tracking_dir: Path | None = None, log: Log = print
     start = time.perf_counter()
     model = resolve_model(cfg)
     choice = choose_backend(cfg, visible_gpu_count())
+    cfg = with_prepared_data(cfg, log)
     max_chars = prompt_char_limit(cfg)
     problems = load_problems(cfg, max_chars)
     identity = evaluation_identity(cfg, model, choice.label, max_chars)
@@ -150,7 +159,14 @@ def evaluate(cfg: EvalConfig, tracking_dir: Path | None = None, log: Log = print
     if missing:
         raise RuntimeError(f"{len(missing)} planned samples are not in {out}; run it again.")
     outcome.summary = summarize(
-        records, sorted(cfg.eval.k), cfg.eval.samples, choice.label, identity
+        records,
+        sorted(cfg.eval.k),
+        cfg.eval.samples,
+        choice.label,
+        identity,
+        protocol=cfg.eval.protocol,
+        date_window=date_window(Path(cfg.data.out_dir)),
+        limits=problem_limits(problems),
     )
     tmp = out / (SUMMARY_FILE + ".tmp")
     tmp.write_text(json.dumps(outcome.summary, indent=2) + "\n")
@@ -252,11 +268,13 @@ def _report(cfg: EvalConfig, outcome: EvalOutcome, tracking_dir: Path, log: Log)
 
 
 def mlflow_metrics(summary: dict[str, Any], prefix: str = "eval/") -> dict[str, float]:
-    """`eval/pass_at_<k>`, `eval/mean_score`, rates, verdict fractions; per tier, bucket and
-    language too."""
+    """`eval/pass_at_<k>`, `eval/mean_score`, rates, verdict fractions; per tier,
+    difficulty, platform, rating bucket and language too."""
     metrics: dict[str, float] = {}
     groups = [("", summary)]
     groups += [(f"tier/{t}/", s) for t, s in summary["by_tier"].items()]
+    groups += [(f"difficulty/{d}/", s) for d, s in summary.get("by_difficulty", {}).items()]
+    groups += [(f"platform/{p}/", s) for p, s in summary.get("by_platform", {}).items()]
     groups += [(f"rating/{b}/", s) for b, s in summary["by_rating"].items()]
     groups += [(f"language/{lang}/", s) for lang, s in summary.get("by_language", {}).items()]
     for name, s in groups:

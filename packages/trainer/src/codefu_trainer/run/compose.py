@@ -42,24 +42,26 @@ def compose_train(
     config_name: str = "train",
     *,
     other_keys: Callable[[], Iterable[str]] | None = None,
+    groups: Sequence[str] = GROUPS,
 ) -> DictConfig:
     """Stage 1 composition with checks that name a bad option or key and list valid ones
-    (suggestions also from `other_keys()`, the other stage's keys as a user types them)."""
+    (suggestions also from `other_keys()`, the other stage's keys as a user types them);
+    `groups`: the primary config's groups (evaluation adds its protocols)."""
     register_configs()
-    check_group_choices(conf_dir, ours, GROUPS)
-    group_choices = [o.text for o in ours if o.key in GROUPS]
+    check_group_choices(conf_dir, ours, groups)
+    group_choices = [o.text for o in ours if o.key in groups]
     base = compose_config(conf_dir, config_name, group_choices)
     extra: list[str] = []
     for group in ("model", "reward"):  # the cluster's default_model / default_reward
         default = base.cluster.get(f"default_{group}")
         if default and not any(o.key == group for o in ours):
             extra.append(f"{group}={default}")
-            check_group_choices(conf_dir, [Override(extra[-1], "", group, default)], GROUPS)
+            check_group_choices(conf_dir, [Override(extra[-1], "", group, default)], groups)
     if extra:
         base = compose_config(conf_dir, config_name, [*group_choices, *extra])
     check_keys(
         base,
-        [o for o in ours if o.key not in GROUPS],
+        [o for o in ours if o.key not in groups],
         where=f"conf/{config_name}.yaml",
         other_keys=other_keys,
     )

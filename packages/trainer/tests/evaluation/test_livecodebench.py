@@ -1,0 +1,139 @@
+"""`eval.protocol=livecodebench` on a LiveCodeBench file: prepared in a folder beside the
+evaluations, judged by our sandbox, summarised per difficulty and platform with the window
+and the settings beside the numbers; compared across runs; bad files in one line."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from codefu_trainer.evaluation.cli import main
+from codefu_trainer.evaluation.store import SAMPLES_FILE, SUMMARY_FILE
+
+from ..conftest import CONF
+from ..source_rows import WINDOW, write
+
+
+def _main(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    code = main(list(args))
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def _protocol(tmp_path: Path, source: Path | str, *extra: str) -> list[str]:
+    return [
+        "--config-dir",
+        str(CONF),
+        "cluster=cpu",
+        "eval.protocol=livecodebench",
+        f"data.source={source}",
+        f"data.date_from={WINDOW[0]}",
+        f"data.date_to={WINDOW[1]}",
+        f"eval.root_dir={tmp_path}",
+        *extra,
+    ]
+
+
+@pytest.mark.slow
+def test_the_tiny_model_is_evaluated_by_the_protocol_per_difficulty_in_the_window(
+    tiny_model: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    source = write(tmp_path / "lcb" / "test6.jsonl")
+    small = ["eval.samples=2", "eval.k=[1]", "eval.max_new_tokens=8", "eval.tracking.mlflow=false"]
+    args = _protocol(tmp_path, source, f"model.path={tiny_model}", *small)
+    code, out, err = _main(capsys, *args)
+    assert code == 0, err
+
+    (prepared,) = (tmp_path / "eval" / "data").iterdir()
+    assert prepared.name.startswith("test6.jsonl_") and (prepared / "manifest.json").is_file()
+    (run,) = [d for d in (tmp_path / "eval").iterdir() if d.name != "data"]
+    summary = json.loads((run / SUMMARY_FILE).read_text())
+    assert summary["protocol"] == "livecodebench"
+    assert summary["date_window"] == {
+        "from": WINDOW[0],
+        "to": WINDOW[1],
+        "selected": 3,
+        "outside": 1,
+        "undated": 0,
+    }
+    assert (summary["problems"], summary["samples"]) == (3, 6)
+    assert list(summary["by_difficulty"]) == ["easy", "medium", "hard"]
+    assert list(summary["by_platform"]) == ["atcoder", "codeforces", "leetcode"]
+    for group in (*summary["by_difficulty"].values(), *summary["by_platform"].values()):
+        assert (group["problems"], group["samples"]) == (1, 2)
+        assert 0.0 <= group["pass@k"]["1"] <= 1.0
+    assert summary["limits"] == {"time_seconds": [6.0, 6.0], "memory_bytes": [1 << 30, 1 << 30]}
+    settings = summary["settings"]
+    assert (settings["eval.protocol"], settings["eval.temperature"], settings["eval.top_p"]) == (
+        "livecodebench",
+        0.2,
+        0.95,
+    )
+    assert settings["reward.languages"] == ["python"]
+    # The console table: the protocol, its settings and the window above the numbers.
+    assert (
+        "protocol livecodebench: 2 samples per problem, temperature 0.2, top_p 0.95, at most "
+        "8 new tokens; per test 6 s CPU, 1024 MiB; backend transformers-cpu"
+    ) in out
+    assert f"window: contest dates {WINDOW[0]} to {WINDOW[1]} (inclusive): 3 problems" in out
+    for row in ("difficulty easy", "difficulty medium", "difficulty hard", "platform leetcode"):
+        assert row in out
+    assert "rating " not in out  # LiveCodeBench problems have no Codeforces rating
+    records = [json.loads(line) for line in (run / SAMPLES_FILE).read_text().splitlines()]
+    assert {(r["problem"], r["difficulty"], r["platform"]) for r in records} == {
+        ("abc001_a", "easy", "atcoder"),
+        ("3301", "medium", "leetcode"),
+        ("2001_B", "hard", "codeforces"),
+    }
+    assert (run / "plots" / "passk_by_difficulty.png").is_file()
+
+    # The same command again: the prepared folder and the samples are reused.
+    code, out, err = _main(capsys, *args)
+    assert code == 0, err
+    assert "is up to date" in out and "0 to judge" in out
+
+    # Another run of the protocol (another seed) compares with the first.
+    code, _, err = _main(capsys, *args, "eval.seed=1")
+    assert code == 0, err
+    (second,) = [d for d in (tmp_path / "eval").iterdir() if d.name not in ("data", run.name)]
+    code, out, err = _main(capsys, "compare", str(run), str(second))
+    assert code == 0, err
+    assert "3 problems in both" in out and "note: eval.seed differs" in out
+
+    # A prepared folder as data.source is evaluated as it is.
+    code, out, err = _main(capsys, *args[:-4], f"data.source={prepared}", *small)
+    assert code == 0, err
+    assert "is a prepared dataset: evaluating it as it is" in out
+
+
+@pytest.mark.parametrize(
+    ("source", "extra", "message"),
+    [
+        ("sample", [], "data.source=sample: "),  # CodeContests rows are not LiveCodeBench's
+        (
+            "lcb.jsonl",
+            ["data.date_from=2030-01-01", "data.date_to=2030-12-31"],
+            "selects no problem",
+        ),
+        ("missing.jsonl", [], "missing.jsonl"),
+    ],
+)
+def test_a_file_the_protocol_cannot_evaluate_is_one_line_and_writes_nothing(
+    source: str,
+    extra: list[str],
+    message: str,
+    *,
+    tiny_model: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    write(tmp_path / "lcb.jsonl")
+    path = source if source == "sample" else str(tmp_path / source)
+    code, _, err = _main(
+        capsys, *_protocol(tmp_path / "runs", path, f"model.path={tiny_model}", *extra)
+    )
+    assert code == 2
+    assert err.startswith("codefu-eval: ") and message in err and err.count("\n") == 1
+    assert not (tmp_path / "runs").exists()
