@@ -14,6 +14,7 @@ from codefu_trainer.training.cli import main
 from codefu_trainer.training.rehearsal.loop import JudgeReward, latest_checkpoint, score_metrics
 
 from ..conftest import APLUSB_OK, CONF
+from ..source_rows import ROWS, TACO_ROWS, write
 
 VERL_KEYS = {
     "critic/score/mean",
@@ -210,6 +211,71 @@ def test_a_python_rehearsal_is_judged_in_python(python_sample_data: Path, tmp_pa
         assert record["judge/verdict/LANGUAGE"] == 0.0
     assert sum(r["judge/verdict/AC"] for r in records) > 0, records
     assert sum(r["judge/verdict/CE"] for r in records) > 0, records
+
+
+@pytest.fixture(scope="module")
+def mixed_data(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[str]]:
+    """A mixed Python set, prepared: LiveCodeBench rows (no programs; stdin and functional,
+    all easy here so they share the training tier) and TACO call-based rows with their
+    accepted programs. Returns the prepared folder and the raw files (data.source)."""
+    from codefu_data.config import DataConfig
+    from codefu_data.prepare import prepare
+
+    root = tmp_path_factory.mktemp("mixed")
+    lcb = write(root / "lcb.jsonl", [{**r, "difficulty": "easy"} for r in ROWS])
+    taco = write(root / "taco.jsonl", TACO_ROWS)
+    sources = [str(lcb), str(taco)]
+    cfg = DataConfig(source=sources, out_dir=str(root / "processed"), language="python")
+    return prepare(cfg, progress=False, log=print).out_dir, sources
+
+
+def test_the_warm_start_of_a_mixed_set_teaches_only_the_programs_it_has(
+    mixed_data: tuple[Path, list[str]],
+) -> None:
+    """TACO's call-based problems are taught their accepted program once and it broken twice
+    (TACO ships no rejected ones); LiveCodeBench's join untaught, or are refused with what
+    to set; with rehearsal.problems=0 nothing is taught."""
+    from codefu_data.compose import ConfigError
+    from codefu_trainer.run.config import ModelKind, RehearsalConfig
+    from codefu_trainer.run.prompt_rows import load_prompts
+    from codefu_trainer.training.rehearsal.base_model import as_response, broken, select_problems
+    from codefu_trainer.training.rehearsal.loop import warm_start_line
+
+    data, sources = mixed_data
+    prompts = load_prompts(data / "easy" / "train.parquet", max_prompt_chars=160)
+    r = RehearsalConfig(problems=2, problems_without_programs=2)
+    rows, examples = select_problems(prompts, sources, r, language="python")
+    names = [str(row["name"]) for row in rows]
+    taco = ["https://www.codewars.com/kata/largest", "https://www.codewars.com/kata/vowels"]
+    assert names == [*taco, "abc001_a", "3301"]
+    programs = {
+        str(row["name"]): json.loads(row["ground_truth"]) for row in rows
+    }  # the graders: TACO's and LiveCodeBench's functional one are calls
+    assert [programs[n]["grader"]["name"] for n in names] == ["call", "call", "stdio", "call"]
+    largest = "def largest(xs):\n    return max(xs)\n"
+    taught = Counter(text for _, text in examples)
+    assert taught[as_response(largest)] == 1
+    assert taught[as_response(broken(largest, "python"))] == 2
+    assert len(examples) == 6 and len(taught) == 4
+    line = warm_start_line(rows, examples, r, ModelKind.tiny, "python")
+    assert "teaches 6 programs in python of " + ", ".join(taco) in line
+    assert "abc001_a, 3301 have none (rehearsal.problems_without_programs)" in line
+
+    with pytest.raises(ConfigError, match=r"rehearsal\.problems_without_programs=N"):
+        select_problems(prompts, sources, RehearsalConfig(problems=3), language="python")
+    with pytest.raises(ConfigError, match=r"only 4 training problems .* have no accepted"):
+        select_problems(
+            prompts,
+            sources,
+            RehearsalConfig(problems=0, problems_without_programs=5),
+            language="python",
+        )
+    lcb_only = RehearsalConfig(problems=0, problems_without_programs=3)
+    rows, examples = select_problems(prompts, sources[:1], lcb_only, language="python")
+    assert [str(row["name"]) for row in rows] == ["abc001_a", "3301", "2001_B"] and examples == []
+    assert "warm start skipped" in warm_start_line(
+        rows, examples, lcb_only, ModelKind.tiny, "python"
+    )
 
 
 def _rise(records: list[dict[str, float]], key: str, k: int) -> float:

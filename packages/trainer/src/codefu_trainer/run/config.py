@@ -172,9 +172,14 @@ class RehearsalConfig:
     # Every random choice: tiny model init, warm-start order, sampling, data order.
     seed: int = 0
     steps: int = 20
-    # Train on the first N problems of the train split that have accepted and rejected C++
-    # programs no longer than `max_program_bytes` (the warm start memorises their programs).
+    # Train on the first N problems of the train split that have an accepted program in
+    # data.language no longer than `max_program_bytes` (the warm start memorises it, and a
+    # rejected one where the source has one).
     problems: int = 3
+    # And on the first N problems that have no accepted program in data.language (LiveCodeBench
+    # ships none), trained beside those but taught nothing by the warm start. With
+    # problems=0 the warm start is skipped: a tiny model then starts from random weights.
+    problems_without_programs: int = 0
     max_program_bytes: int = 400
     prompts_per_step: int = 3
     num_generations: int = 8  # the group size (veRL: rollout.n)
@@ -184,8 +189,9 @@ class RehearsalConfig:
     learning_rate: float | None = 1.0e-4
     # Supervised warm start of the tiny random model on, per training problem, its accepted
     # and rejected programs in data.language and a copy of the accepted one broken so it
-    # fails to compile (the last two twice as often), so the initial policy samples all
-    # three, the accepted one the least, and GRPO has a real choice.
+    # fails to compile (the last two twice as often; without a rejected program, the
+    # accepted and the broken one), so the initial policy samples them, the accepted one the
+    # least, and GRPO has a real choice.
     # 0 disables. Only for model.kind=tiny.
     warmup_steps: int = 300
     warmup_lr: float = 3e-3

@@ -7,7 +7,13 @@ the last of its language's `closing_token` removed (C++: its last closing brace;
 its last parenthesis), which fails to compile. The
 rejected and broken ones are taught twice as often as the accepted one (`WARM_START_COPIES`),
 so the warm-started model samples all three, the accepted one the least, and GRPO has a real
-choice with room to rise; the judge's reward must move it toward the accepted ones.
+choice with room to rise; the judge's reward must move it toward the accepted ones. A source
+that ships accepted programs only (TACO, APPS) teaches the accepted and the broken one.
+
+A source that ships no programs (LiveCodeBench) gives the warm start nothing to teach: its
+problems join the rehearsal as `rehearsal.problems_without_programs`, trained beside the
+warm-started ones (a mixed set: `data.source=[lcb.jsonl,taco.jsonl]`), or alone with
+`rehearsal.problems=0`, where the warm start is skipped.
 
 The result depends only on the seed, the model shape, the warm-start settings and the
 examples, so it is cached under `rehearsal.cache_dir/<hash of those>` and copied into the
@@ -63,47 +69,59 @@ def select_problems(
     require_all: bool = True,
     language: str = DEFAULT_LANGUAGE,
 ) -> tuple[list[Mapping[str, Any]], list[tuple[Any, str]]]:
-    """The first `r.problems` prompt rows that have an accepted and a rejected program in
-    `language` of at most `r.max_program_bytes`, and the warm-start examples (prompt,
-    response) for them. Fewer than `r.problems` such rows is an error unless `require_all`
+    """The first `r.problems` prompt rows that have an accepted program in `language` of at
+    most `r.max_program_bytes`, then the first `r.problems_without_programs` rows that have
+    no accepted program in `language`, and the warm-start examples (prompt, response) of
+    the former. Fewer rows of either kind than asked for is an error unless `require_all`
     is false."""
     from codefu_data.solutions import solutions as read_solutions
 
     solutions = read_solutions(source, [str(row["name"]) for row in rows], language)
     chosen: list[Mapping[str, Any]] = []
+    untaught: list[Mapping[str, Any]] = []
     examples: list[tuple[Any, str]] = []
     for row in rows:
+        if len(chosen) == r.problems and len(untaught) == r.problems_without_programs:
+            break
         found = solutions.get(str(row["name"]))
-        if found is None:
+        if found is None or not found.accepted:
+            if len(untaught) < r.problems_without_programs:
+                untaught.append(row)
             continue
         fits = [
             [p for p in programs if len(p.strip().encode()) <= r.max_program_bytes]
             for programs in (found.accepted, found.rejected)
         ]
         breakable = [p for p in fits[0] if get(language).closing_token in p]  # `broken` needs it
-        if not (breakable and fits[1]):
+        if not breakable or len(chosen) == r.problems:
             continue
-        accepted, rejected = breakable[0], fits[1][0]
         chosen.append(row)
-        programs = {
-            "accepted": accepted,
-            "rejected": rejected,
-            "broken": broken(accepted, language),
-        }
+        programs = {"accepted": breakable[0], "broken": broken(breakable[0], language)}
+        if fits[1]:
+            programs["rejected"] = fits[1][0]
         examples += [
             (row["prompt"], as_response(programs[kind]))
             for kind, copies in WARM_START_COPIES.items()
+            if kind in programs
             for _ in range(copies)
         ]
-        if len(chosen) == r.problems:
-            break
     if require_all and len(chosen) < r.problems:
         raise ConfigError(
             f"rehearsal.problems={r.problems}, but only {len(chosen)} training problems of data "
-            f"source {source!r} have accepted and rejected programs in {language} "
-            f"(data.language) of at most rehearsal.max_program_bytes={r.max_program_bytes} "
-            "bytes: lower rehearsal.problems or raise rehearsal.max_program_bytes."
+            f"source {source!r} have programs in {language} (data.language): an accepted one of "
+            f"at most rehearsal.max_program_bytes={r.max_program_bytes} bytes. Lower "
+            "rehearsal.problems or raise rehearsal.max_program_bytes. A source without "
+            "programs (LiveCodeBench): mix in one that has them (data.source=[lcb.jsonl,"
+            "taco.jsonl]) and add its problems with rehearsal.problems_without_programs=N, "
+            "or set rehearsal.problems=0 to skip the warm start."
         )
+    if require_all and len(untaught) < r.problems_without_programs:
+        raise ConfigError(
+            f"rehearsal.problems_without_programs={r.problems_without_programs}, but only "
+            f"{len(untaught)} training problems of data source {source!r} have no accepted "
+            f"program in {language} (data.language): lower it."
+        )
+    chosen += untaught
     prompts = [json.dumps(row["prompt"]) for row in chosen]
     if len(set(prompts)) < len(prompts):
         raise ConfigError(
@@ -148,7 +166,7 @@ def cached_base_model(
     else:
 
         def warmup(model: Any, tok: Any) -> None:
-            if r.warmup_steps <= 0:
+            if r.warmup_steps <= 0 or not examples:
                 return
             start = time.perf_counter()
             progress = Progress("codefu-train: warm start", r.warmup_steps)

@@ -57,7 +57,8 @@ def check_rehearsal(r: RehearsalConfig) -> None:
     starts (`codefu-train` checks this before it composes veRL's config)."""
     minimums = {
         "steps": 1,
-        "problems": 1,
+        "problems": 0,
+        "problems_without_programs": 0,
         "prompts_per_step": 1,
         "num_generations": 2,  # a group of one has no relative advantage
         "max_prompt_tokens": 1,
@@ -69,6 +70,11 @@ def check_rehearsal(r: RehearsalConfig) -> None:
     for key, least in minimums.items():
         if getattr(r, key) < least:
             raise ConfigError(f"rehearsal.{key}={getattr(r, key)}: use a number >= {least}.")
+    if r.problems + r.problems_without_programs < 1:
+        raise ConfigError(
+            "rehearsal.problems and rehearsal.problems_without_programs are both 0: train on "
+            "at least one problem."
+        )
     for key in ("warmup_lr", "learning_rate", "temperature"):
         value = getattr(r, key)
         if value is not None and not value > 0:
@@ -81,6 +87,36 @@ def check_rehearsal(r: RehearsalConfig) -> None:
             f"{r.prompts_per_step * r.num_generations} must be a multiple of {MINI_BATCHES}: one "
             "generation batch is split into that many PPO mini-batches."
         )
+
+
+def warm_start_line(
+    rows: Sequence[Mapping[str, Any]],
+    examples: Sequence[tuple[Any, str]],
+    r: RehearsalConfig,
+    kind: ModelKind,
+    language: str,
+) -> str:
+    """What the warm start teaches: the problems whose programs it memorises, those it
+    teaches nothing (no program in `language`), or that it is skipped."""
+    names = [str(row["name"]) for row in rows]
+    taught, untaught = names[: r.problems], names[r.problems :]
+    if kind is not ModelKind.tiny:
+        return f"codefu-train: no warm start (model.kind={kind.value}): model.path starts as it is"
+    if not taught:
+        return (
+            "codefu-train: warm start skipped: no rehearsal problem has programs in "
+            f"{language} (rehearsal.problems=0); the tiny model starts from random weights"
+        )
+    line = (
+        f"codefu-train: the warm start teaches {len(examples)} programs in {language} of "
+        + ", ".join(taught)
+    )
+    if untaught:
+        line += (
+            f"; {', '.join(untaught)} have none (rehearsal.problems_without_programs): "
+            "trained, not taught"
+        )
+    return line
 
 
 def latest_checkpoint(ckpt_dir: Path) -> Path | None:
@@ -420,6 +456,7 @@ def run(cfg: TrainConfig, verl: DictConfig, run_dir: Path) -> Path:
         "codefu-train: rehearsal problems: " + ", ".join(str(row["name"]) for row in rows),
         flush=True,
     )
+    print(warm_start_line(rows, examples, r, cfg.model.kind, cfg.data.language), flush=True)
     model_path = _base_model(cfg, examples, run_dir)
     tokenizer = AutoTokenizer.from_pretrained(str(model_path))
     algo = _algorithm_settings(verl)
