@@ -27,17 +27,28 @@ def local_ray() -> Iterator[None]:
 
 
 def _rows() -> list[dict[str, Any]]:
-    """Processed rows for two problems, as GRPO groups of 3 responses each."""
+    """Processed rows for two problems, as GRPO groups of 3 responses each: one from
+    CodeContests, one from another source (veRL hands the reward each row's data_source and
+    extra_info; nothing may assume code_contests)."""
     rows = []
-    for index, name in enumerate(["sum-a", "sum-b"]):
+    sources = [("sum-a", "code_contests", None), ("sum-b", "taco", "easy")]
+    for index, (name, data_source, difficulty) in enumerate(sources):
         gt = sum_ground_truth(name=name, n_private=4)
         rows.append(
             {
-                "data_source": "code_contests",
+                "data_source": data_source,
                 "ability": "coding-cp",
                 "prompt": [{"role": "user", "content": f"Print a+b ({name})."}],
                 "reward_model": {"style": "rule", "ground_truth": gt},
-                "extra_info": {"index": index, "split": "train", "tier": "easy", "name": name},
+                "extra_info": {
+                    "index": index,
+                    "split": "train",
+                    "tier": "easy",
+                    "name": name,
+                    "difficulty": difficulty,
+                    "platform": None,
+                    "contest_date": None,
+                },
             }
         )
     return rows

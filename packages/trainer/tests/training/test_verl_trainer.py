@@ -65,7 +65,8 @@ def _data(tokenizer: Any) -> Any:
         ["Print a+b"] * n,
         RESPONSES,
         {
-            "data_source": np.array(["code_contests"] * n, dtype=object),
+            # Mixed sources, as a mixed set's step has them: the metrics are the judge's.
+            "data_source": np.array(["code_contests", "livecodebench", "taco"] * 2, dtype=object),
             "reward_model": np.array(
                 [{"style": "rule", "ground_truth": t} for t in _truths()], dtype=object
             ),
