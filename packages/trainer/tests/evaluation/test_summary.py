@@ -227,3 +227,53 @@ def test_the_passk_chart_says_so_when_every_pass_at_k_is_0(solved: bool) -> None
     notes = [t.get_text() for t in fig.axes[0].texts]
     plt.close(fig)
     assert notes == ([] if solved else [ALL_ZERO_NOTE])
+
+
+def test_difficulty_and_platform_groups_and_the_lines_above_the_table() -> None:
+    """LiveCodeBench's difficulties in its order (others after), platforms, no rating rows
+    when nothing is rated, and the protocol, settings, limits and window lines."""
+    records = []
+    for problem, difficulty, platform, verdicts in (
+        ("h", "hard", "atcoder", ["WA", "WA"]),
+        ("e", "easy", "leetcode", ["AC", "AC"]),
+        ("m", "medium", "leetcode", ["AC", "WA"]),
+        ("v", "very_hard", None, ["WA", "AC"]),
+        ("x", None, None, ["WA", "WA"]),
+    ):
+        for j, verdict in enumerate(verdicts):
+            record = _record(problem, j, verdict, rating=0, language="python")
+            records.append({**record, "difficulty": difficulty, "platform": platform})
+    settings = {"eval.temperature": 0.2, "eval.top_p": 0.95, "eval.max_new_tokens": 2000}
+    window = {"from": "2024-08-01", "to": None, "selected": 4, "outside": 2, "undated": 1}
+    limits = {"time_seconds": [6.0, 6.0], "memory_bytes": [1 << 28, 1 << 30]}
+    s = summarize(
+        records, [1, 2], 2, "vllm-tp1", settings,
+        protocol="livecodebench", date_window=window, limits=limits,
+    )  # fmt: skip
+    assert list(s["by_difficulty"]) == ["easy", "medium", "hard", "very_hard"]
+    assert s["by_difficulty"]["medium"]["pass@k"]["1"] == pytest.approx(0.5)
+    assert s["by_difficulty"]["easy"]["pass@k"]["1"] == 1.0
+    assert list(s["by_platform"]) == ["atcoder", "leetcode"]
+    assert s["by_platform"]["leetcode"]["problems"] == 2
+    assert (s["protocol"], s["date_window"], s["limits"]) == ("livecodebench", window, limits)
+    lines = format_table(s).splitlines()
+    assert lines[0] == (
+        "protocol livecodebench: 2 samples per problem, temperature 0.2, top_p 0.95, at most "
+        "2000 new tokens; per test 6 s CPU, 256 MiB to 1024 MiB; backend vllm-tp1"
+    )
+    assert lines[1] == (
+        "window: contest dates 2024-08-01 to the last (inclusive): 4 problems in it, "
+        "2 outside, 1 undated"
+    )
+    table = "\n".join(lines)
+    assert "difficulty very_hard" in table and "platform atcoder" in table
+    assert "rating unrated" not in table
+    # No window set, and a summary of data without a manifest.
+    open_window = {"from": None, "to": None, "selected": None, "outside": 0, "undated": 0}
+    plain = summarize(records, [1], 2, "x", {}, date_window=open_window)
+    assert format_table(plain).splitlines()[1] == "window: none (every contest date)"
+    unknown = format_table(summarize(records, [1], 2, "x", {})).splitlines()
+    assert unknown[:2] == [
+        "protocol ?: 2 samples per problem; backend x",
+        "window: not recorded (data prepared without a manifest)",
+    ]
