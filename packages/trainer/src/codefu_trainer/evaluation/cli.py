@@ -4,7 +4,9 @@
     codefu-eval compare DIR_A DIR_B [--resamples N] [--confidence C] [--seed S] [--out FILE]
 
 Overrides are Hydra overrides of conf/eval.yaml: the groups cluster, data, reward, model
-(as in training) and eval.* (`model.path=runs/<run>/model eval.samples=10 eval.k=[1,5,10]`).
+(as in training) and eval.* (`model.path=runs/<run>/model eval.samples=10 eval.k=[1,5,10]`);
+`eval.protocol=livecodebench data.source=FILE` evaluates a LiveCodeBench file with its
+runner's settings (conf/protocol/livecodebench.yaml; each still an override away).
 
 Exit codes: 0 done, 2 configuration or input error, 3 missing prerequisite (model, data,
 GPU or vLLM), 1 the evaluation itself failed.
