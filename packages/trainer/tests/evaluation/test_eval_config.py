@@ -112,6 +112,11 @@ def test_the_livecodebench_protocol_resolves_to_its_runners_defaults() -> None:
     assert eval_tiers(cfg) == ["easy", "hard", "expert"]  # easy, medium, hard
     assert set(cfg.data.split_map.values()) == {"test"} and e.split is Split.test
     # The other settings are the defaults of a plain evaluation.
+    # What a vLLM request on a GPU gets (generation.py), as LiveCodeBench's SamplingParams.
+    from codefu_trainer.evaluation.generation import vllm_sampling_args
+
+    request = vllm_sampling_args(e, seed=7, max_tokens=e.max_new_tokens)
+    assert (request["temperature"], request["top_p"], request["max_tokens"]) == (0.2, 0.95, 2000)
     plain = EvalSettings()
     assert (e.seed, e.batch_size, e.backend) == (plain.seed, plain.batch_size, plain.backend)
 
