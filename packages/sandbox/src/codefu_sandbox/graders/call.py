@@ -138,7 +138,12 @@ class Call(Grader):
             elif record is None:  # the process ended during this test
                 result = _ended(run, "the call")
                 results.append(result)
-                fresh = result.verdict not in (Verdict.SV, Verdict.IE)
+                # Not after the sandbox's own deadline (the program turned its timers off)
+                # or a violation.
+                fresh = run.outcome.killed is None and result.verdict not in (
+                    Verdict.SV,
+                    Verdict.IE,
+                )
                 go_on = fresh and not job.stops_after(result.verdict)
                 return run, results, start + offset + 1 if go_on else None
             else:
