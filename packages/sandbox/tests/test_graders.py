@@ -96,6 +96,16 @@ def test_the_cli_takes_a_grader_by_name_or_configuration(
     path = tmp_path / "grader.json"
     path.write_text('{"name": "stdio", "params": {}}')
     assert load_grader_config(str(path)) == GraderConfig()
+    # The call grader needs its function; given it, a Python answer's value is compared.
+    assert main([*args, "--grader", "call"]) == 2
+    assert "grader 'call' needs fn_name" in capsys.readouterr().err
+    py = tmp_path / "sol.py"
+    py.write_text("def add(a, b):\n    return a + b\n")
+    tests.write_text(json.dumps({"input": ["[1, 2]", "[2, 2]"], "output": ["3", "5"]}))
+    call = '{"name": "call", "params": {"fn_name": "add"}}'
+    assert main([str(py), *args[1:], "--grader-config", call]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert [t["verdict"] for t in report["tests"]] == ["AC", "WA"]
 
 
 # A harness around a Python program: defines the program's functions without running its
