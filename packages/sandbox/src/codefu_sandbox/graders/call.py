@@ -19,12 +19,14 @@ sees what the earlier ones left (module globals, class attributes, caches, the o
 process reads the records and compares the data, never the program's objects (an object
 whose `__eq__` says True is data here, or WA). The expected values never enter the
 sandbox. A process that ends during a test (over the test's CPU time: its timer's SIGPROF,
-a crash, the memory cap) or stops after a test over the memory limit is replaced by a fresh
-one for the tests after it; one stopped by the sandbox's own deadline (the program turned
-its timer off) is not, and judging stops there.
+a crash, the memory cap, a blocked call) or stops after a test over the memory limit is
+replaced by a fresh one for the tests after it. All of an answer's processes share one
+budget, `allowances` tests' limits (CPU, and the wall backstop of it), which the sandbox
+enforces: a program that turned the harness's timers off is stopped there, and judging
+stops.
 
 Verdicts: AC, WA (a different value, or one that is not JSON data), TLE (a call over the
-time limit), MLE (over the memory limit, or MemoryError), RE (the call, or loading the
+time limit, or blocked), MLE (over the memory limit, or MemoryError), RE (the call, or loading the
 module, raised), OLE, SV, and CE when the program has no such function (as a missing `main`
 is a link error). A syntax error is the build's CE, as for any Python program.
 """
@@ -52,7 +54,6 @@ from codefu_sandbox.graders.base import (
 from codefu_sandbox.languages import python
 from codefu_sandbox.languages.python import FLAGS, PythonExecutor
 from codefu_sandbox.models import Limits, TestCase
-from codefu_sandbox.process import RunLimits
 from codefu_sandbox.verdicts import TestResult, Verdict
 
 HARNESS = (Path(__file__).parent / "call_harness.py").read_text()
@@ -104,11 +105,10 @@ class Call(Grader):
         results: list[TestResult] = []
         start: int | None = 0
         while start is not None and start < count:
-            left = _left(budget)
-            if left is None:
+            if min(budget.cpu_seconds or 0.0, budget.wall_seconds) < LEAST_SECONDS:
                 results.append(TestResult(Verdict.TLE, 0.0, 0.0, 0, None, None, SPENT))
                 break
-            with job.serve(argv, limits=left) as served:
+            with job.serve(argv, limits=budget) as served:
                 run, done, start = self._run(job, served, start)
             results += done
             budget = replace(
@@ -263,14 +263,6 @@ def _record(text: str) -> Record | None:
         return Record(cpu, wall, peak * 1024, fields[3], fields[4])
     except (IndexError, ValueError):
         return None
-
-
-def _left(budget: RunLimits) -> RunLimits | None:
-    """What is left of an answer's budget for one more process (None: too little)."""
-    cpu = budget.cpu_seconds or 0.0
-    if cpu < LEAST_SECONDS or budget.wall_seconds < LEAST_SECONDS:
-        return None
-    return budget
 
 
 def _unloaded(job: GradingJob, run: Run, load: Record | None, count: int) -> list[TestResult]:
