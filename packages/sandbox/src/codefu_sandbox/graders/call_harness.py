@@ -85,7 +85,10 @@ def emit(fd: int, *fields: bytes) -> None:
 
 
 def lifted(function: Callable[[Any], Any], value: Any) -> Any:
-    """`function(value)` with no limit on integer digits (a result may be a huge number)."""
+    """`function(value)` with no limit on integer digits (a result may be a huge number;
+    an interpreter without that limit has none to lift)."""
+    if not hasattr(sys, "set_int_max_str_digits"):
+        return function(value)
     old = sys.get_int_max_str_digits()
     sys.set_int_max_str_digits(0)
     try:
