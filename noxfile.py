@@ -484,8 +484,8 @@ def evaluate(session: nox.Session) -> None:
 
 @nox.session(python=PYTHON)
 def bench(session: nox.Session) -> None:
-    """Benchmarks: `nox -s bench -- judge|reward|data|eval|languages` (judge, reward and data
-    when none is named)."""
+    """Benchmarks: `nox -s bench -- judge|reward|data|eval|languages|callbased` (judge, reward
+    and data when none is named)."""
     install(session, *group("test"), *editables(trainer="test,train"))  # eval needs train
     names = session.posargs or ["judge", "reward", "data"]
     for name in names:

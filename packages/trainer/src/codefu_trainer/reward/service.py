@@ -24,6 +24,8 @@ from typing import Any, TypeVar
 
 from codefu_data.schema import judge_time_seconds
 from codefu_sandbox import CheckerConfig, GraderConfig
+from codefu_sandbox.graders import get_grader
+from codefu_sandbox.languages import DEFAULT_LANGUAGE
 from codefu_sandbox.rules import JudgingRules
 from codefu_sandbox.rules import checker_params as rules_checker_params
 from codefu_trainer.reward.config import RewardConfig, RewardMode, reward_config_from
@@ -132,11 +134,18 @@ def checker_params(config: RewardConfig, rules: JudgingRules | None = None) -> d
     return rules_checker_params(config.checker, rules, tolerance=config.float_tolerance)
 
 
-def deadline_seconds(problem: Problem, config: RewardConfig) -> float:
-    """Compile allowance + per test (limit × wall factor + overhead) + slack, capped."""
+def deadline_seconds(
+    problem: Problem, config: RewardConfig, language: str = DEFAULT_LANGUAGE
+) -> float:
+    """Compile allowance + per test (limit × wall factor + overhead) + slack, capped. The
+    limit is the one the judge applies to `language` (its time factor), and the tests are
+    as many as the problem's grader may take the time of (`Grader.allowances`: the call
+    grader's module load has one test's)."""
     d = config.deadline
-    per_test = problem.time_seconds * d.wall_factor + d.per_test_overhead_seconds
-    return min(d.max_seconds, d.compile_seconds + len(problem.tests) * per_test + d.slack_seconds)
+    factor = config.time_factors.get(language, 1.0)
+    per_test = problem.time_seconds * factor * d.wall_factor + d.per_test_overhead_seconds
+    tests = get_grader(problem.grader.name).allowances(len(problem.tests))
+    return min(d.max_seconds, d.compile_seconds + tests * per_test + d.slack_seconds)
 
 
 # Problems kept prepared (tests stored, digest computed) per service, least recently used
@@ -270,7 +279,7 @@ class RewardService:
                 checker=problem.checker,
                 grader=problem.grader,
                 stop_on_first_failure=cfg.mode is RewardMode.all_or_nothing,
-                deadline_seconds=deadline_seconds(problem, cfg),
+                deadline_seconds=deadline_seconds(problem, cfg, language),
                 stop_on_timeout=cfg.stop_on_timeout,
             )
             sizes[i] = len(problem.tests)
