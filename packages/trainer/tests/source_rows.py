@@ -115,6 +115,13 @@ WRONG = {
 }
 
 
+# A functional answer whose result says it equals anything (LiveCodeBench compares objects).
+LIAR = (
+    "class Liar:\n    def __eq__(self, other):\n        return True\n\n"
+    "class Solution:\n    def addAll(self, nums, k):\n        return Liar()"
+)
+
+
 def answer(program: str) -> str:
     return f"Here is my solution.\n```python\n{program}\n```"
 

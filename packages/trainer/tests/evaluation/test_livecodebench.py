@@ -5,15 +5,18 @@ and the settings beside the numbers; compared across runs; bad files in one line
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
 
 from codefu_trainer.evaluation.cli import main
+from codefu_trainer.evaluation.generation import BackendChoice, Generated, Messages
+from codefu_trainer.evaluation.passk import pass_at_k
 from codefu_trainer.evaluation.store import SAMPLES_FILE, SUMMARY_FILE
 
 from ..conftest import CONF
-from ..source_rows import WINDOW, write
+from ..source_rows import LIAR, RIGHT, ROWS, WINDOW, WRONG, answer, write
 
 
 def _main(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
@@ -137,3 +140,68 @@ def test_a_file_the_protocol_cannot_evaluate_is_one_line_and_writes_nothing(
     assert code == 2
     assert err.startswith("codefu-eval: ") and message in err and err.count("\n") == 1
     assert not (tmp_path / "runs").exists()
+
+
+class ScriptedModel:
+    """A test double for a model: per problem (found by its statement in the prompt) a right
+    or wrong answer, chosen by the sample's seed where the problem mixes them."""
+
+    def __init__(self, choice: BackendChoice) -> None:
+        self.choice = choice
+
+    def generate(self, prompts: Sequence[Messages], seeds: Sequence[int]) -> list[Generated]:
+        out = []
+        for messages, seed in zip(prompts, seeds, strict=True):
+            text = messages[-1]["content"]
+            (qid,) = [r["question_id"] for r in ROWS if r["question_content"][:40] in text]
+            if qid == "abc001_a":
+                program = RIGHT[qid]
+            elif qid == "3301":  # an object that says it equals anything, or a wrong sum
+                program = LIAR if seed % 2 == 0 else WRONG[qid]
+            else:
+                program = RIGHT[qid] if seed % 2 == 0 else WRONG[qid]
+            out.append(Generated(answer(program), 20, seed))
+        return out
+
+
+@pytest.mark.slow
+def test_pass_at_1_per_difficulty_from_answers_our_judge_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Right and wrong Python answers to LiveCodeBench's stdin and functional problems, judged
+    by the sandbox (the functional one as a call, with its prelude; the stdin ones by its
+    comparison): pass@1 per difficulty is the unbiased estimate from those verdicts, and an
+    object that says it equals anything is not accepted."""
+    from codefu_trainer.evaluation import run as eval_run
+    from codefu_trainer.evaluation.config import compose_eval
+
+    model = tmp_path / "scripted-model"
+    model.mkdir()
+    (model / "config.json").write_text("{}")
+    source = write(tmp_path / "test6.jsonl")
+    settings = ["eval.samples=4", "eval.k=[1,4]", "eval.max_prompt_chars=100000"]
+    overrides = _protocol(tmp_path, source, f"model.path={model}", *settings)
+    cfg = compose_eval(CONF, [*overrides[2:], "eval.tracking.mlflow=false"])
+    monkeypatch.setattr(
+        eval_run, "load_generator", lambda cfg, model, choice: ScriptedModel(choice)
+    )
+    summary = eval_run.evaluate(cfg, log=lambda line: None).summary
+
+    (run,) = (tmp_path / "eval").glob("*_test_*")
+    records = [json.loads(line) for line in (run / SAMPLES_FILE).read_text().splitlines()]
+    verdicts = {(r["problem"], r["sample"]): r["verdict"] for r in records}
+    plan = ["abc001_a", "3301", "2001_B"]  # tiers easy, hard, expert, in order
+    for (problem, sample), verdict in verdicts.items():
+        seed = eval_run.sample_seed(0, plan.index(problem) * 4 + sample)
+        if problem == "abc001_a" or (problem == "2001_B" and seed % 2 == 0):
+            assert verdict == "AC", (problem, sample, verdict)
+        else:
+            assert verdict == "WA", (problem, sample, verdict)  # the liar included
+    hard_right = sum(verdicts[("2001_B", j)] == "AC" for j in range(4))
+    assert 0 < hard_right < 4  # the seeds of this plan mix right and wrong answers there
+    by = summary["by_difficulty"]
+    assert by["easy"]["pass@k"]["1"] == 1.0 and by["medium"]["pass@k"]["1"] == 0.0
+    assert by["hard"]["pass@k"]["1"] == pytest.approx(pass_at_k(4, hard_right, 1))
+    assert by["hard"]["pass@k"]["4"] == pytest.approx(pass_at_k(4, hard_right, 4))
+    assert summary["pass@k"]["1"] == pytest.approx((1.0 + 0.0 + hard_right / 4) / 3)
+    assert summary["by_platform"]["atcoder"]["pass@k"]["1"] == 1.0

@@ -14,7 +14,7 @@ from codefu_trainer.training.cli import main
 from codefu_trainer.training.rehearsal.loop import JudgeReward, latest_checkpoint, score_metrics
 
 from ..conftest import APLUSB_OK, CONF
-from ..source_rows import ROWS, TACO_ROWS, write
+from ..source_rows import LIAR, RIGHT, ROWS, TACO_ROWS, WRONG, answer, write
 
 VERL_KEYS = {
     "critic/score/mean",
@@ -276,6 +276,71 @@ def test_the_warm_start_of_a_mixed_set_teaches_only_the_programs_it_has(
     assert "warm start skipped" in warm_start_line(
         rows, examples, lcb_only, ModelKind.tiny, "python"
     )
+
+
+def test_the_rehearsals_reward_judges_livecodebench_rows_by_their_graders(
+    mixed_data: tuple[Path, list[str]],
+) -> None:
+    """The rehearsal's reward function on the mixed set's LiveCodeBench rows: the functional
+    problem as a call (with its prelude: `List` unimported), the stdin ones by LiveCodeBench's
+    comparison; right answers AC, wrong ones WA, an object equal to anything WA."""
+    import pyarrow.parquet as pq
+
+    from codefu_trainer.reward.service import RewardService
+
+    data, _ = mixed_data
+    rows = {
+        r["extra_info"]["name"]: r
+        for r in pq.read_table(data / "easy" / "train.parquet").to_pylist()
+    }
+    cases = [(q, RIGHT[q], "AC") for q in ("abc001_a", "3301", "2001_B")]
+    cases += [(q, WRONG[q], "WA") for q in ("abc001_a", "3301", "2001_B")]
+    cases += [("3301", LIAR, "WA")]
+    service = RewardService(RewardConfig(languages=["python"]), local=True)
+    try:
+        reward = JudgeReward(service)
+        scores = reward(
+            prompts=[rows[q]["prompt"] for q, _, _ in cases],
+            completions=[[{"role": "assistant", "content": answer(p)}] for _, p, _ in cases],
+            ground_truth=[json.dumps(rows[q]["reward_model"]["ground_truth"]) for q, _, _ in cases],
+        )
+    finally:
+        service.close()
+    assert [r["verdict"] for r in reward.last] == [v for _, _, v in cases]
+    assert scores[:3] == [1.0, 1.0, 1.0] and all(s < 1.0 for s in scores[3:])
+
+
+@pytest.mark.slow
+@pytest.mark.ray
+def test_a_python_rehearsal_on_a_mixed_livecodebench_set_is_judged_by_the_call_grader(
+    mixed_data: tuple[Path, list[str]], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Two GRPO steps on the mixed set: TACO's call-based problems warm-started, LiveCodeBench's
+    untaught beside them. Every answer is judged through its problem's grader (no
+    JUDGE_ERROR): the call grader accepts the memorised call-based programs (AC) and the
+    build rejects their broken copies (CE)."""
+    data, sources = mixed_data
+    run_dir = tmp_path / "run"
+    args = [
+        "--config-dir", str(CONF), "cluster=cpu", f"data.out_dir={data}",
+        "data.source=[" + ",".join(f"'{s}'" for s in sources) + "]",
+        "data.language=python", "reward.languages=[python]", f"run.dir={run_dir}",
+        f"rehearsal.cache_dir={tmp_path / 'cache'}", "rehearsal.problems=2",
+        "rehearsal.problems_without_programs=2", "rehearsal.prompts_per_step=4",
+        "rehearsal.num_generations=4", "rehearsal.steps=2", "run.tracking.mlflow=false",
+        # Six short programs: memorised by step 100 (loss 0.04; 0.015 at the default 300).
+        "rehearsal.warmup_steps=100",
+    ]  # fmt: skip
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert "abc001_a, 3301 have none (rehearsal.problems_without_programs)" in out
+    records = read_metrics(run_dir)
+    assert [r["step"] for r in records] == [1, 2]
+    for record in records:
+        assert record["judge/verdict/JUDGE_ERROR"] == 0.0, record
+        assert record["judge/language/cpp"] == 0.0, record
+    assert sum(r["judge/verdict/AC"] for r in records) > 0, records
+    assert sum(r["judge/verdict/CE"] for r in records) > 0, records
 
 
 def _rise(records: list[dict[str, float]], key: str, k: int) -> float:
