@@ -556,14 +556,16 @@ def build(session: nox.Session) -> None:
 
 @nox.session(python=PYTHON)
 def bundle(session: nox.Session) -> None:
-    """Wheels for installing without network: `nox -s bundle -- --out DIR [--profile cuda|cpu]
-    [--python 3.12] [--platform manylinux_2_28_x86_64] [--exclude torch,transformers]
-    [--exclude-from FREEZE] [--wheels DIR] [--dry-run]` (docs/bundle.md; `-- --help`)."""
+    """Wheels for installing without network: `nox -s bundle -- --out DIR [--profile
+    cuda|cpu|smoke] [--python 3.12] [--platform manylinux_2_28_x86_64] [--exclude
+    torch,transformers] [--exclude-from FREEZE] [--wheels DIR] [--dry-run]`; `--profile smoke`
+    writes one tar.xz for `codefu-train --smoke` (docs/bundle.md; `-- --help`)."""
     repo = offline_bundle.Repository(
         packages=PACKAGES,
         profiles=PROFILES,
         python=PYTHON,
         locks=LOCKS,
+        conf=ROOT / "conf",
         version=package_version,
         find_links=find_links_args,
     )
