@@ -222,16 +222,65 @@ LAYERS = (
     ),
     Layer(
         "codefu_trainer.training.verl.cpu",
-        why="veRL on CPU is reached only through its entry point, from codefu-train's dispatch "
-        "and its --smoke",
+        why="veRL on CPU is reached only through its entry point and its settings, from its "
+        "cluster kind and codefu-train's --smoke",
         entry_points={
-            "codefu_trainer.training.cli": frozenset({"codefu_trainer.training.verl.cpu.run"}),
+            "codefu_trainer.training.clusters.cpu_verl": frozenset(
+                {"codefu_trainer.training.verl.cpu.run", "codefu_trainer.training.verl.cpu.config"}
+            ),
             "codefu_trainer.training.smoke.stages": frozenset(
                 {"codefu_trainer.training.verl.cpu.run"}
             ),
         },
     ),
 )
+
+# The floors inside codefu_trainer.training (docs/ARCHITECTURE.md, "Packages"), top first: a
+# room (a sub-package or a top-level module) imports only rooms on the floors below its own.
+TRAINING = "codefu_trainer.training"
+TRAINING_FLOORS: tuple[frozenset[str], ...] = (
+    frozenset({"cli"}),
+    frozenset({"smoke", "clusters"}),
+    frozenset({"compose"}),
+    frozenset({"verl"}),
+    frozenset({"rehearsal", "planning", "sagemaker"}),
+    frozenset({"report", "checkpoints", "curriculum", "phase_probe", "composed_run"}),
+)
+
+
+def _room(module: str, package: str) -> str | None:
+    """The room of `module` inside `package`: the first name below it (None: outside it, or
+    the package itself)."""
+    if not module.startswith(package + "."):
+        return None
+    return module[len(package) + 1 :].split(".", maxsplit=1)[0]
+
+
+def floor_violations(
+    graph: Mapping[str, set[str]],
+    floors: tuple[frozenset[str], ...] = TRAINING_FLOORS,
+    package: str = TRAINING,
+) -> list[str]:
+    """Each import inside `package` that is not down a floor: "importer → imported (why)";
+    a room on no floor is reported too."""
+    level = {room: len(floors) - i for i, rooms in enumerate(floors) for room in rooms}
+    found: list[str] = []
+    for importer, imported in sorted(graph.items()):
+        here = _room(importer, package)
+        if here is None:
+            continue
+        if here not in level:
+            found.append(f"{importer} (room {here!r} is on no floor of {package})")
+            continue
+        for target in sorted(imported):
+            there = _room(target, package)
+            if there is None or there == here or there not in level:
+                continue
+            if level[there] >= level[here]:
+                found.append(
+                    f"{importer} → {target} (floor {level[here]} imports floor {level[there]})"
+                )
+    return found
 
 
 def layer_violations(
@@ -254,8 +303,8 @@ def layer_violations(
 
 def test_the_trainer_layers_hold() -> None:
     """The reward imports none of run, evaluation and training; the run layer imports neither
-    evaluation nor training; evaluation never imports training; nothing but codefu-train's
-    dispatch imports veRL on CPU, and that only through its entry point."""
+    evaluation nor training; evaluation never imports training; nothing but its cluster kind
+    and the smoke imports veRL on CPU, and that only through its entry point and settings."""
     graph = _import_graph(_source_modules())
     assert not layer_violations(graph), "\n".join(layer_violations(graph))
 
@@ -263,8 +312,8 @@ def test_the_trainer_layers_hold() -> None:
 def test_the_layer_check_finds_a_forbidden_import(tmp_path: Path) -> None:
     """A planted module tree with one import across each layer the wrong way (some inside a
     function, as moved code tends to have them): each is reported; the allowed imports
-    (run → reward, evaluation → run and reward, training → all three, the CLI → the CPU
-    entry point, within a package) are not."""
+    (run → reward, evaluation → run and reward, training → all three, the cpu_verl kind →
+    the CPU entry point and settings, within a package) are not."""
     files = {
         "codefu_trainer/__init__.py": "",
         "codefu_trainer/reward/__init__.py": "",
@@ -299,12 +348,17 @@ def test_the_layer_check_finds_a_forbidden_import(tmp_path: Path) -> None:
         "codefu_trainer/training/cli.py": (
             "from codefu_trainer.evaluation.run import evaluate\n"
             "from codefu_trainer.reward import rules\n"
-            "from codefu_trainer.training.verl.cpu import run\n"
             "import codefu_trainer.training.verl.cpu.patches\n"
+        ),
+        "codefu_trainer/training/clusters/__init__.py": "",
+        "codefu_trainer/training/clusters/cpu_verl.py": (
+            "from codefu_trainer.training.verl.cpu import run\n"
+            "from codefu_trainer.training.verl.cpu.config import EXTENSION\n"
         ),
         "codefu_trainer/training/verl/cpu/__init__.py": "",
         "codefu_trainer/training/verl/cpu/run.py": "from . import patches\n",
         "codefu_trainer/training/verl/cpu/patches.py": "",
+        "codefu_trainer/training/verl/cpu/config.py": "",
     }
     for name, text in files.items():
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
@@ -319,6 +373,52 @@ def test_the_layer_check_finds_a_forbidden_import(tmp_path: Path) -> None:
         "codefu_trainer.run.progress → codefu_trainer.evaluation.summary",
         "codefu_trainer.training.cli → codefu_trainer.training.verl.cpu.patches",
         "codefu_trainer.training.verl.main → codefu_trainer.training.verl.cpu.run",
+    ]
+
+
+def test_the_training_floors_hold() -> None:
+    """Inside training/ every import runs down a floor: the plain records at the bottom, the
+    cluster kinds and the smoke above composition, the CLI on top."""
+    graph = _import_graph(_source_modules())
+    assert not floor_violations(graph), "\n".join(floor_violations(graph))
+
+
+def test_the_floor_check_finds_an_import_up_a_floor(tmp_path: Path) -> None:
+    """A planted training/ tree: an import up a floor (inside a function), one across a floor
+    and a room on no floor are reported; imports down a floor and within a room are not."""
+    files = {
+        "codefu_trainer/__init__.py": "",
+        "codefu_trainer/run/__init__.py": "",
+        "codefu_trainer/run/config.py": "",
+        "codefu_trainer/training/__init__.py": "",
+        "codefu_trainer/training/composed_run.py": "from codefu_trainer.run.config import x\n",
+        "codefu_trainer/training/compose.py": (
+            "from codefu_trainer.training.composed_run import ComposedRun\n"
+            "from codefu_trainer.training.verl import config\n"
+        ),
+        "codefu_trainer/training/verl/__init__.py": "",
+        "codefu_trainer/training/verl/config.py": "",
+        "codefu_trainer/training/verl/trainer.py": (
+            "from codefu_trainer.training.verl import config\n"
+            "def f():\n    from codefu_trainer.training.smoke.probe import probe\n"
+        ),
+        "codefu_trainer/training/smoke/__init__.py": "",
+        "codefu_trainer/training/smoke/probe.py": "",
+        "codefu_trainer/training/smoke/stages.py": "from codefu_trainer.training import compose\n",
+        "codefu_trainer/training/clusters/__init__.py": "",
+        "codefu_trainer/training/clusters/local.py": (
+            "from codefu_trainer.training.smoke import stages\n"
+        ),
+        "codefu_trainer/training/attic.py": "",
+    }
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    graph = _import_graph(_modules_under(tmp_path, "codefu_trainer"))
+    assert [v.split(" (")[0] for v in floor_violations(graph)] == [
+        "codefu_trainer.training.attic",
+        "codefu_trainer.training.clusters.local → codefu_trainer.training.smoke.stages",
+        "codefu_trainer.training.verl.trainer → codefu_trainer.training.smoke.probe",
     ]
 
 

@@ -212,8 +212,8 @@ def test_server_answers_every_request_from_each_event_loop_during_weight_updates
 
 
 def test_cluster_cpu_verl_composes_veRL_for_the_cpu(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from codefu_trainer.training.clusters.registry import compose_run as compose
     from codefu_trainer.training.verl.cpu.hook import HOOK
-    from codefu_trainer.training.verl.cpu.run import compose
 
     from ..conftest import CONF
 

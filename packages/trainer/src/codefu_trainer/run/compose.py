@@ -14,7 +14,7 @@ from omegaconf import DictConfig, OmegaConf
 from codefu_data.compose import compose_config
 from codefu_data.config import DataConfig, check_config
 from codefu_trainer.reward.config import RewardConfig, use_data_settings
-from codefu_trainer.run.config import register_configs
+from codefu_trainer.run.config import SAGEMAKER_CLUSTER_SCHEMA, register_configs
 from codefu_trainer.run.overrides import ConfigError, Override, check_group_choices, check_keys
 
 GROUPS = ("cluster", "data", "reward", "model")
@@ -57,6 +57,7 @@ def compose_train(
             check_group_choices(conf_dir, [Override(extra[-1], "", group, default)], GROUPS)
     if extra:
         base = compose_config(conf_dir, config_name, [*group_choices, *extra])
+    check_kind_settings(base, ours, conf_dir)
     check_keys(
         base,
         [o for o in ours if o.key not in GROUPS],
@@ -64,6 +65,25 @@ def compose_train(
         other_keys=other_keys,
     )
     return compose_config(conf_dir, config_name, [*extra, *(o.text for o in ours)])
+
+
+def check_kind_settings(base: DictConfig, ours: Sequence[Override], conf_dir: Path) -> None:
+    """`cluster.sagemaker.*` on a cluster without SageMaker settings (only the sagemaker kind
+    has them) → an error naming the clusters that have them."""
+    for ov in ours:
+        if ov.key.split(".")[:2] == ["cluster", "sagemaker"] and "sagemaker" not in base.cluster:
+            having = sorted(
+                p.stem
+                for p in (conf_dir / "cluster").glob("*.yaml")
+                if SAGEMAKER_CLUSTER_SCHEMA in p.read_text()
+            )
+            raise ConfigError(
+                f"{ov.text}: cluster.sagemaker.* are the settings of a SageMaker job, which only "
+                f"a cluster of kind sagemaker has; cluster={base.cluster.name} is of kind "
+                f"{base.cluster.kind.value}. Choose one of: "
+                + ", ".join(f"cluster={name}" for name in having)
+                + "."
+            )
 
 
 def typed_config(node: DictConfig, schema: type[T], where: str, schema_name: str) -> T:

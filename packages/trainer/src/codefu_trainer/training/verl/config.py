@@ -18,7 +18,6 @@ from omegaconf import DictConfig, OmegaConf
 
 from codefu_data.compose import compose_config
 from codefu_trainer.run.config import (
-    ClusterKind,
     TrainConfig,
     checkpoint_dir,
     data_files,
@@ -49,40 +48,19 @@ SP_KEYS = (
 )
 ATTENTION_KEY = "actor_rollout_ref.model.override_config.attn_implementation"
 TP_KEY = "actor_rollout_ref.rollout.tensor_model_parallel_size"
-# Cluster kinds whose veRL config only their own entry point composes (it passes its
-# ClusterExtension): cpu_verl's is codefu_trainer.training.verl.cpu.run.compose.
-EXTENDED_KINDS = {ClusterKind.cpu_verl: "codefu_trainer.training.verl.cpu.run.compose"}
 
 
 @dataclass(frozen=True)
 class ClusterExtension:
-    """What a cluster kind's own entry point adds to the derived veRL config, so that this
-    module needs none of that cluster's modules (the CPU path passes its own:
-    `verl.cpu.config.EXTENSION`)."""
+    """What a cluster kind adds to the derived veRL config, so that this module needs none of
+    that kind's modules (veRL on CPU's: `verl.cpu.config.EXTENSION`, which its kind passes)."""
 
-    kind: ClusterKind
     # Adjusts our config before anything is derived from it (e.g. the judge's worker count).
     prepare: Callable[[TrainConfig], None]
     # veRL keys added after the derived ones, before the user's.
     values: Callable[[TrainConfig, Path], dict[str, Any]]
     # Added to the environment of veRL's Ray processes.
     env_vars: Mapping[str, str] = field(default_factory=dict)
-
-
-def check_extension(cfg: TrainConfig, extension: ClusterExtension | None) -> None:
-    """ConfigError unless `extension` is the one cluster.kind needs (None for most kinds)."""
-    kind = cfg.cluster.kind
-    wanted = EXTENDED_KINDS.get(kind)
-    if extension is None and wanted is not None:
-        raise ConfigError(
-            f"cluster={cfg.cluster.name} (kind {kind.value}) is composed by its own entry point, "
-            f"{wanted}, which adds its veRL settings."
-        )
-    if extension is not None and extension.kind is not kind:
-        raise ConfigError(
-            f"the {extension.kind.value} settings cannot compose cluster={cfg.cluster.name} "
-            f"(kind {kind.value})."
-        )
 
 
 def derived_values(
@@ -93,8 +71,7 @@ def derived_values(
     extension: ClusterExtension | None = None,
 ) -> dict[str, Any]:
     """veRL keys set from our config: data files, nodes/GPUs, model, checkpoints, tracking;
-    then the cluster's `extension`, if it has one (`check_extension`)."""
-    check_extension(cfg, extension)
+    then the cluster kind's `extension`, if it has one."""
     train, test = data_files(cfg)
     if extension is not None:
         extension.prepare(cfg)
