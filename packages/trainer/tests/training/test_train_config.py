@@ -238,7 +238,9 @@ def test_overrides_reach_the_right_stage(tmp_path: Path) -> None:
     assert run.cfg.data.tier == "hard" and run.cfg.reward.no_code_score == -2
     assert run.verl.data.train_files[0].endswith("hard/train.parquet")
     env = run.verl.ray_kwargs.ray_init.runtime_env.env_vars
-    assert '"no_code_score": -2.0' in env.CODEFU_REWARD_CONFIG
+    reward = run.verl.reward.custom_reward_function.reward_kwargs.reward_config
+    assert reward.no_code_score == -2.0  # the one route to veRL's reward workers
+    assert "CODEFU_REWARD_CONFIG" not in env
     expected_uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
     assert expected_uri == env.MLFLOW_TRACKING_URI
 

@@ -231,5 +231,5 @@ def test_cluster_cpu_verl_composes_veRL_for_the_cpu(tmp_path) -> None:  # type: 
     assert verl.actor_rollout_ref.model.path == str(tmp_path / "run" / "base_model")
     assert verl.data.train_files == [str(tmp_path / "run" / "data" / "easy" / "train.parquet")]
     assert verl.trainer.total_training_steps == 5
-    reward = json.loads(init.runtime_env.env_vars.CODEFU_REWARD_CONFIG)
+    reward = verl.reward.custom_reward_function.reward_kwargs.reward_config
     assert reward["worker"]["num_workers"] == 2  # not one judge per logical Ray CPU

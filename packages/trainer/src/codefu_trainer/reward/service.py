@@ -24,6 +24,7 @@ from typing import Any, TypeVar
 
 from codefu_data.schema import judge_time_seconds
 from codefu_sandbox import CheckerConfig
+from codefu_sandbox.judge import check_time_factors
 from codefu_sandbox.rules import JudgingRules
 from codefu_sandbox.rules import checker_params as rules_checker_params
 from codefu_trainer.reward.config import RewardConfig, RewardMode, reward_config_from
@@ -128,10 +129,18 @@ def checker_params(config: RewardConfig, rules: JudgingRules | None = None) -> d
     return rules_checker_params(config.checker, rules, tolerance=config.float_tolerance)
 
 
-def deadline_seconds(problem: Problem, config: RewardConfig) -> float:
-    """Compile allowance + per test (limit × wall factor + overhead) + slack, capped."""
+def judged_time_seconds(problem: Problem, config: RewardConfig, language: str) -> float:
+    """The time limit the judge applies to an answer in `language`: the problem's times the
+    language's factor (`Judge.limits_for`, with the judge's defaults filled in)."""
+    return problem.time_seconds * check_time_factors(config.time_factors)[language]
+
+
+def deadline_seconds(problem: Problem, config: RewardConfig, language: str) -> float:
+    """Compile allowance + per test (the time limit the judge applies to `language` × wall
+    factor + overhead: by default the judge's wall backstop per test) + slack, capped."""
     d = config.deadline
-    per_test = problem.time_seconds * d.wall_factor + d.per_test_overhead_seconds
+    limit = judged_time_seconds(problem, config, language)
+    per_test = limit * d.wall_factor + d.per_test_overhead_seconds
     return min(d.max_seconds, d.compile_seconds + len(problem.tests) * per_test + d.slack_seconds)
 
 
@@ -265,7 +274,7 @@ class RewardService:
                 memory_bytes=problem.memory_bytes,
                 checker=problem.checker,
                 stop_on_first_failure=cfg.mode is RewardMode.all_or_nothing,
-                deadline_seconds=deadline_seconds(problem, cfg),
+                deadline_seconds=deadline_seconds(problem, cfg, language),
                 stop_on_timeout=cfg.stop_on_timeout,
             )
             sizes[i] = len(problem.tests)

@@ -13,7 +13,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from codefu_data.compose import compose_config
 from codefu_data.config import DataConfig, check_config
-from codefu_trainer.reward.config import RewardConfig, use_data_settings
+from codefu_trainer.reward.config import FROM_DATA, RewardConfig, use_data_settings
 from codefu_trainer.run.config import SAGEMAKER_CLUSTER_SCHEMA, register_configs
 from codefu_trainer.run.overrides import ConfigError, Override, check_group_choices, check_keys
 
@@ -58,6 +58,7 @@ def compose_train(
     if extra:
         base = compose_config(conf_dir, config_name, [*group_choices, *extra])
     check_kind_settings(base, ours, conf_dir)
+    check_one_place(ours)
     check_keys(
         base,
         [o for o in ours if o.key not in GROUPS],
@@ -65,6 +66,19 @@ def compose_train(
         other_keys=other_keys,
     )
     return compose_config(conf_dir, config_name, [*extra, *(o.text for o in ours)])
+
+
+def check_one_place(ours: Sequence[Override]) -> None:
+    """`reward.time_factors`/`reward.time_limit_scale` overrides → an error naming the data
+    setting that is their one place (`reward.config.FROM_DATA`)."""
+    for ov in ours:
+        first, _, rest = ov.key.partition(".")
+        setting = rest.split(".")[0]
+        if first == "reward" and setting in FROM_DATA:
+            raise ConfigError(
+                f"{ov.text}: the reward judges under data.{setting}, the one place for it "
+                f"(data validation judges under it too): set data.{setting} instead."
+            )
 
 
 def check_kind_settings(base: DictConfig, ours: Sequence[Override], conf_dir: Path) -> None:

@@ -6,7 +6,6 @@ conf/verl only (veRL's `data`, `reward`, `model` groups would clash with ours).
 
 from __future__ import annotations
 
-import json
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -17,6 +16,7 @@ from typing import Any
 from omegaconf import DictConfig, OmegaConf
 
 from codefu_data.compose import compose_config
+from codefu_trainer.reward.verl_metrics import REWARD_CONFIG_KWARG
 from codefu_trainer.run.config import (
     TrainConfig,
     checkpoint_dir,
@@ -48,6 +48,8 @@ SP_KEYS = (
 )
 ATTENTION_KEY = "actor_rollout_ref.model.override_config.attn_implementation"
 TP_KEY = "actor_rollout_ref.rollout.tensor_model_parallel_size"
+# Where the reward settings reach veRL's reward workers (`reward.verl_adapter`).
+REWARD_CONFIG_KEY = f"reward.custom_reward_function.reward_kwargs.{REWARD_CONFIG_KWARG}"
 
 
 @dataclass(frozen=True)
@@ -78,11 +80,7 @@ def derived_values(
     reward = OmegaConf.to_container(
         OmegaConf.structured(cfg.reward), resolve=True, enum_to_str=True
     )
-    env_vars = {
-        "MLFLOW_TRACKING_URI": mlflow_tracking_uri(cfg.run.tracking, run_dir),
-        # Read by codefu_trainer.reward.verl_adapter in every reward worker.
-        "CODEFU_REWARD_CONFIG": json.dumps(reward, sort_keys=True),
-    }
+    env_vars = {"MLFLOW_TRACKING_URI": mlflow_tracking_uri(cfg.run.tracking, run_dir)}
     values: dict[str, Any] = {
         "data.train_files": [str(train)],
         "data.val_files": [str(test)],
@@ -96,6 +94,9 @@ def derived_values(
         "trainer.experiment_name": run_dir.name,
         "trainer.logger": ["console", "mlflow"] if cfg.run.tracking.mlflow else ["console"],
         "++ray_kwargs.ray_init.runtime_env.env_vars": env_vars,
+        # veRL binds these keywords to the custom reward function in every reward worker
+        # (verl.trainer.ppo.reward.get_custom_reward_fn): the reward's one route there.
+        f"++{REWARD_CONFIG_KEY}": reward,
     }
     if cfg.model.use_fused_kernels is not None:
         values["actor_rollout_ref.model.use_fused_kernels"] = cfg.model.use_fused_kernels
