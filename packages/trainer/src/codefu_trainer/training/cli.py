@@ -24,7 +24,7 @@ from codefu_trainer.run.compose import PrerequisiteError, default_conf_dir
 from codefu_trainer.run.config import TrainConfig
 from codefu_trainer.run.overrides import ConfigError, one_line, split_overrides
 from codefu_trainer.run.prepared_data import BadInputError, check_prepared_data
-from codefu_trainer.run.stack import require_training_stack
+from codefu_trainer.run.stack import require
 from codefu_trainer.training.clusters.base import Cluster, Launch
 from codefu_trainer.training.clusters.registry import cluster_of, train_config
 
@@ -99,14 +99,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     conf_dir: Path = (args.config_dir or default_conf_dir()).expanduser().resolve()
     try:
-        require_training_stack("train")
         if args.smoke:
             from codefu_trainer.training.smoke import run as smoke
 
+            require(smoke.NEEDS, "smoke")
             return smoke.main(conf_dir, args.overrides)
         ours, _ = split_overrides(args.overrides)
         cfg = train_config(conf_dir, ours)
         cluster = cluster_of(cfg)
+        require(cluster.needs(cfg), "train")  # what this run imports, nothing more
         cluster.check_inputs(cfg)  # before veRL is imported
         launch = Launch(conf_dir, args.overrides, args.force, args.plan_json, args.verbose)
         if args.check:

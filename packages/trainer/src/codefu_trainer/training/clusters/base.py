@@ -15,6 +15,7 @@ from omegaconf import DictConfig
 
 from codefu_trainer.run.config import ClusterKind, TrainConfig
 from codefu_trainer.run.overrides import ConfigError
+from codefu_trainer.run.stack import MLFLOW, VERL
 from codefu_trainer.training.compose import compose_stages
 from codefu_trainer.training.composed_run import ComposedRun
 from codefu_trainer.training.planning.inputs import Gpu, this_machine_gpu
@@ -46,6 +47,14 @@ class Cluster:
     gpu_may_be_elsewhere: bool = False
     # Whether `run.evaluate_final=true` evaluates the final model after training.
     evaluates_final_model: bool = False
+    # What its run imports here (pip's names; run/stack.py's groups): veRL and Ray.
+    distributions: tuple[str, ...] = VERL
+
+    def needs(self, cfg: TrainConfig) -> tuple[str, ...]:
+        """The distributions a run of this kind imports here: its own, and MLflow when it
+        tracks here (`run.tracking.mlflow`)."""
+        tracks = cfg.run.tracking.mlflow and self.kind.runs_here
+        return (*self.distributions, *(MLFLOW if tracks else ()))
 
     def check(self, cfg: TrainConfig) -> None:
         """Checks across keys that types cannot express, from the configuration alone."""

@@ -13,6 +13,7 @@ from codefu_trainer.run.config import ClusterKind, ModelKind, TrainConfig
 from codefu_trainer.run.overrides import ConfigError
 from codefu_trainer.run.prepared_data import BadInputError, check_raw_source
 from codefu_trainer.run.progress import Heartbeat
+from codefu_trainer.run.stack import TRL
 from codefu_trainer.training.clusters.base import Cluster, Launch
 from codefu_trainer.training.compose import require_data, write_resolved
 
@@ -20,6 +21,8 @@ from codefu_trainer.training.compose import require_data, write_resolved
 class Cpu(Cluster):
     kind = ClusterKind.cpu
     evaluates_final_model = True
+    # TRL's loop, Ray for the judge, veRL's config files for the algorithm settings.
+    distributions = ("verl", "ray", *TRL)
 
     def check(self, cfg: TrainConfig) -> None:
         super().check(cfg)

@@ -23,6 +23,7 @@ import importlib.util
 from collections.abc import Sequence
 from pathlib import Path
 
+from codefu_trainer.run.stack import VERL
 from codefu_trainer.training.smoke.stages import prepare, run_stages
 from codefu_trainer.training.smoke.table import (
     PHASES,
@@ -31,6 +32,9 @@ from codefu_trainer.training.smoke.table import (
     smoke_plan,
     table_rows,
 )
+
+# What the smoke imports: veRL's trainer and Ray (tracking is off: no MLflow).
+NEEDS = VERL
 
 
 def main(conf_dir: Path, user: Sequence[str]) -> int:
