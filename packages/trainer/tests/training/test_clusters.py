@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pytest
+
 from codefu_launcher.instances import INSTANCE_TYPES, gpus_for_instance_type
+from codefu_trainer.run.compose import PrerequisiteError
 from codefu_trainer.run.config import ClusterKind
 from codefu_trainer.run.overrides import split_overrides
+from codefu_trainer.training.clusters.local import require_model_folder
 from codefu_trainer.training.clusters.registry import CLUSTERS, cluster_of, train_config
 
 from ..conftest import CONF
@@ -32,3 +38,19 @@ def test_a_sagemaker_run_plans_for_its_instance_types_gpu_from_the_one_table() -
         "cluster.sagemaker.instance_type=ml.p3.16xlarge",
         "cluster.gpu_memory_gib=15.8",
     ) == ("ml.p3.16xlarge", 15.8, 8)
+
+
+def test_a_local_run_refuses_a_model_folder_that_is_not_here(tmp_path: Path) -> None:
+    """Before veRL is imported: a model.path naming a folder must be one here; a hub id or
+    an s3:// prefix is veRL's to load."""
+
+    def check(path: str) -> None:
+        cfg = train_config(CONF, split_overrides(["cluster=local", f"model.path='{path}'"])[0])
+        require_model_folder(cfg)
+
+    for missing in ("/nonexistent/model", "./runs/typo/model", "~/no/such/model"):
+        with pytest.raises(PrerequisiteError, match="no such model directory here"):
+            check(missing)
+    check(str(tmp_path))
+    check("deepseek-ai/DeepSeek-R1-Distill-Qwen-7B")
+    check("s3://bucket/models/7b/")

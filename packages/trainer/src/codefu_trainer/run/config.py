@@ -287,6 +287,18 @@ def mlflow_tracking_uri(cfg: TrackingConfig, run_dir: Path) -> str:
     return f"sqlite:///{(run_dir / 'mlflow.db').resolve()}"
 
 
+def names_a_folder(model_path: str) -> bool:
+    """Whether `model.path` names a folder (of this machine, or of the job's hosts) rather
+    than a Hugging Face model id (`org/name`) or an s3:// prefix."""
+    if model_path.startswith("s3://"):
+        return False
+    return (
+        model_path.startswith(("/", ".", "~"))
+        or model_path.count("/") > 1
+        or Path(model_path).expanduser().exists()
+    )
+
+
 def data_files(cfg: TrainConfig) -> tuple[Path, Path]:
     """The prepared train/test parquet files of the configured tier."""
     root = Path(cfg.data.out_dir).expanduser()

@@ -49,10 +49,14 @@ def compose_stage1(conf_dir: Path, ours: Sequence[Override]) -> DictConfig:
 
 
 def verl_keys(conf_dir: Path) -> list[str]:
-    """veRL's config keys as full dotted names, as a user types them (for suggestions)."""
+    """veRL's config keys as full dotted names, as a user types them (for suggestions; none
+    where veRL is not installed)."""
     from codefu_trainer.training.verl.config import compose_verl
 
-    return [as_typed(key) for key in dotted_keys(compose_verl(conf_dir, []))]
+    try:
+        return [as_typed(key) for key in dotted_keys(compose_verl(conf_dir, []))]
+    except PrerequisiteError:
+        return []
 
 
 def to_train_config(node: DictConfig) -> TrainConfig:

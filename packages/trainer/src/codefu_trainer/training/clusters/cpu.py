@@ -43,9 +43,9 @@ class Cpu(Cluster):
         """None: TRL's loop reads the algorithm settings of veRL's config, veRL never runs."""
 
     def start(self, cfg: TrainConfig, launch: Launch) -> int:
-        with Heartbeat("codefu-train: composing the run (imports veRL and torch)"):
+        require_data(cfg)  # before veRL's config is composed
+        with Heartbeat("codefu-train: composing the run"):
             run = self.compose(cfg, launch.conf_dir, launch.overrides)
-        require_data(run.cfg)
         from codefu_trainer.training.rehearsal import loop as rehearsal
 
         assert run.verl is not None

@@ -16,8 +16,8 @@ class CpuVerl(Cluster):
     def start(self, cfg: TrainConfig, launch: Launch) -> int:
         from codefu_trainer.training.verl.cpu import run as cpu
 
+        require_data(cfg)  # before veRL's config is composed
         composed = self.compose(cfg, launch.conf_dir, launch.overrides)
-        require_data(composed.cfg)
         write_resolved(composed)
         assert composed.verl is not None
         return cpu.run(composed.verl, composed.cfg, composed.run_dir)

@@ -35,6 +35,7 @@ from codefu_trainer.run.config import (
     SageMakerClusterConfig,
     SageMakerConfig,
     TrainConfig,
+    names_a_folder,
 )
 from codefu_trainer.training.composed_run import ComposedRun
 
@@ -68,7 +69,7 @@ def model_source(cfg: TrainConfig) -> str | None:
     local = Path(path).expanduser()
     if local.is_dir():
         return str(local.resolve())
-    if path.startswith(("/", ".", "~")) or path.count("/") > 1:
+    if names_a_folder(path):
         raise PrerequisiteError(
             f"model.path={path} is not a directory on this machine, so it cannot be staged "
             "for the job. Give a local directory with the model's files (staged in S3 once), "

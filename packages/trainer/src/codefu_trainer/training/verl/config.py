@@ -6,6 +6,7 @@ conf/verl only (veRL's `data`, `reward`, `model` groups would clash with ours).
 
 from __future__ import annotations
 
+import importlib.util
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -17,6 +18,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from codefu_data.compose import compose_config
 from codefu_trainer.reward.verl_metrics import REWARD_CONFIG_KWARG
+from codefu_trainer.run.compose import PrerequisiteError
 from codefu_trainer.run.config import (
     TrainConfig,
     checkpoint_dir,
@@ -110,10 +112,24 @@ def derived_overrides(values: Mapping[str, Any]) -> list[str]:
     return [f"{k}={hydra_value(v)}" for k, v in values.items()]
 
 
+def verl_config_dir() -> Path:
+    """veRL's own config directory (verl/trainer/config), found without importing veRL
+    (Hydra's `pkg://verl.trainer.config` imports the package, and with it torch and Ray)."""
+    spec = importlib.util.find_spec("verl")
+    if spec is None or not spec.submodule_search_locations:
+        raise PrerequisiteError(
+            "veRL is not installed, and conf/verl/grpo.yaml starts from its config: pip "
+            "install 'codefu-trainer[train]', or run it through `nox -s train`."
+        )
+    return Path(spec.submodule_search_locations[0]) / "trainer" / "config"
+
+
 def compose_verl(conf_dir: Path, overrides: Sequence[str]) -> DictConfig:
-    """Compose conf/verl/grpo.yaml with `overrides` (Hydra errors become ConfigError)."""
+    """Compose conf/verl/grpo.yaml with `overrides` (Hydra errors become ConfigError); veRL's
+    config files come from `verl_config_dir`, so nothing of veRL is imported."""
+    searchpath = f"hydra.searchpath=[{hydra_value('file://' + str(verl_config_dir()))}]"
     try:
-        return compose_config(conf_dir / "verl", VERL_CONFIG_NAME, overrides)
+        return compose_config(conf_dir / "verl", VERL_CONFIG_NAME, [searchpath, *overrides])
     except ConfigError as exc:
         raise ConfigError(f"veRL config (conf/verl/{VERL_CONFIG_NAME}.yaml): {exc}") from exc
 
