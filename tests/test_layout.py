@@ -235,53 +235,6 @@ LAYERS = (
     ),
 )
 
-# The floors inside codefu_trainer.training (docs/ARCHITECTURE.md, "Packages"), top first: a
-# room (a sub-package or a top-level module) imports only rooms on the floors below its own.
-TRAINING = "codefu_trainer.training"
-TRAINING_FLOORS: tuple[frozenset[str], ...] = (
-    frozenset({"cli"}),
-    frozenset({"smoke", "clusters"}),
-    frozenset({"compose"}),
-    frozenset({"verl"}),
-    frozenset({"rehearsal", "planning", "sagemaker"}),
-    frozenset({"report", "checkpoints", "curriculum", "phase_probe", "composed_run"}),
-)
-
-
-def _room(module: str, package: str) -> str | None:
-    """The room of `module` inside `package`: the first name below it (None: outside it, or
-    the package itself)."""
-    if not module.startswith(package + "."):
-        return None
-    return module[len(package) + 1 :].split(".", maxsplit=1)[0]
-
-
-def floor_violations(
-    graph: Mapping[str, set[str]],
-    floors: tuple[frozenset[str], ...] = TRAINING_FLOORS,
-    package: str = TRAINING,
-) -> list[str]:
-    """Each import inside `package` that is not down a floor: "importer → imported (why)";
-    a room on no floor is reported too."""
-    level = {room: len(floors) - i for i, rooms in enumerate(floors) for room in rooms}
-    found: list[str] = []
-    for importer, imported in sorted(graph.items()):
-        here = _room(importer, package)
-        if here is None:
-            continue
-        if here not in level:
-            found.append(f"{importer} (room {here!r} is on no floor of {package})")
-            continue
-        for target in sorted(imported):
-            there = _room(target, package)
-            if there is None or there == here or there not in level:
-                continue
-            if level[there] >= level[here]:
-                found.append(
-                    f"{importer} → {target} (floor {level[here]} imports floor {level[there]})"
-                )
-    return found
-
 
 def layer_violations(
     graph: Mapping[str, set[str]], layers: tuple[Layer, ...] = LAYERS
@@ -299,6 +252,13 @@ def layer_violations(
                 if _within(target, layer.package) and target not in allowed:
                     found.append(f"{importer} → {target} ({layer.why})")
     return found
+
+
+def _plant(root: Path, files: Mapping[str, str]) -> None:
+    """Write a planted module tree: path under `root` → text."""
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
 
 
 def test_the_trainer_layers_hold() -> None:
@@ -360,9 +320,7 @@ def test_the_layer_check_finds_a_forbidden_import(tmp_path: Path) -> None:
         "codefu_trainer/training/verl/cpu/patches.py": "",
         "codefu_trainer/training/verl/cpu/config.py": "",
     }
-    for name, text in files.items():
-        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / name).write_text(text)
+    _plant(tmp_path, files)
     graph = _import_graph(_modules_under(tmp_path, "codefu_trainer"))
     assert sorted(v.split(" (")[0] for v in layer_violations(graph)) == [
         "codefu_trainer.evaluation.run → codefu_trainer.training.compose",
@@ -376,49 +334,148 @@ def test_the_layer_check_finds_a_forbidden_import(tmp_path: Path) -> None:
     ]
 
 
-def test_the_training_floors_hold() -> None:
-    """Inside training/ every import runs down a floor: the plain records at the bottom, the
-    cluster kinds and the smoke above composition, the CLI on top."""
+# The floors inside the sandbox (docs/ARCHITECTURE.md, "Packages"), from the ground up: a
+# module imports only modules on its own floor or below (its top-level module or package
+# names its place); the package's face, `codefu_sandbox/__init__.py`, stands above them all.
+SANDBOX_FLOORS: tuple[tuple[str, ...], ...] = (
+    ("records", "models", "verdicts", "isolation", "uids"),  # plain records, decisions, host
+    ("cgroups", "process", "sandbox_binary", "run_server", "runner"),  # one process, confined
+    ("languages",),  # building a source into a program
+    ("checker_runner",),  # running a checker program
+    ("checkers", "rules"),  # comparing an output; a statement's rules → checker parameters
+    ("graders",),  # running and comparing a submission's tests
+    ("judge",),  # build once, grade, decide the report
+    ("cli",),  # codefu-judge
+)
+
+
+def floor_violations(
+    graph: Mapping[str, set[str]],
+    package: str = "codefu_sandbox",
+    floors: tuple[tuple[str, ...], ...] = SANDBOX_FLOORS,
+) -> list[str]:
+    """Each import in `package` that runs up a floor ("importer → imported (floor i → j)"),
+    and each module of it on no floor ("module (on no floor)")."""
+    level = {name: index for index, names in enumerate(floors) for name in names}
+    found: list[str] = []
+
+    def floor(module: str) -> int | None:
+        place = module.removeprefix(package + ".").split(".")[0]
+        return None if module == package else level.get(place, -1)
+
+    for importer, imported in sorted(graph.items()):
+        if not _within(importer, package) or (own := floor(importer)) is None:
+            continue
+        if own < 0:
+            found.append(f"{importer} (on no floor)")
+            continue
+        for target in sorted(imported):
+            other = floor(target) if _within(target, package) else None
+            if other is not None and other > own:
+                found.append(f"{importer} → {target} (floor {own + 1} → {other + 1})")
+    return found
+
+
+def test_the_sandbox_floors_hold() -> None:
+    """No import in the sandbox runs up a floor, and every module stands on one."""
     graph = _import_graph(_source_modules())
     assert not floor_violations(graph), "\n".join(floor_violations(graph))
 
 
 def test_the_floor_check_finds_an_import_up_a_floor(tmp_path: Path) -> None:
-    """A planted training/ tree: an import up a floor (inside a function), one across a floor
-    and a room on no floor are reported; imports down a floor and within a room are not."""
+    """A planted sandbox with an import up a floor from each level (some inside a function)
+    and a module on no floor: each is reported; imports down and within a floor are not."""
     files = {
-        "codefu_trainer/__init__.py": "",
-        "codefu_trainer/run/__init__.py": "",
-        "codefu_trainer/run/config.py": "",
-        "codefu_trainer/training/__init__.py": "",
-        "codefu_trainer/training/composed_run.py": "from codefu_trainer.run.config import x\n",
-        "codefu_trainer/training/compose.py": (
-            "from codefu_trainer.training.composed_run import ComposedRun\n"
-            "from codefu_trainer.training.verl import config\n"
+        "codefu_sandbox/__init__.py": "from codefu_sandbox.judge import Judge\n",
+        "codefu_sandbox/records.py": "",
+        "codefu_sandbox/verdicts.py": (
+            "from codefu_sandbox.records import RunOutcome\n"
+            "def f():\n    from codefu_sandbox.runner import Runner\n"
         ),
-        "codefu_trainer/training/verl/__init__.py": "",
-        "codefu_trainer/training/verl/config.py": "",
-        "codefu_trainer/training/verl/trainer.py": (
-            "from codefu_trainer.training.verl import config\n"
-            "def f():\n    from codefu_trainer.training.smoke.probe import probe\n"
+        "codefu_sandbox/runner.py": "from codefu_sandbox import process, records\n",
+        "codefu_sandbox/process.py": "import codefu_sandbox.languages\n",
+        "codefu_sandbox/languages/__init__.py": "from codefu_sandbox.languages import cpp\n",
+        "codefu_sandbox/languages/cpp.py": (
+            "from codefu_sandbox.runner import Runner\n"
+            "from codefu_sandbox.checker_runner import CheckerError\n"
         ),
-        "codefu_trainer/training/smoke/__init__.py": "",
-        "codefu_trainer/training/smoke/probe.py": "",
-        "codefu_trainer/training/smoke/stages.py": "from codefu_trainer.training import compose\n",
-        "codefu_trainer/training/clusters/__init__.py": "",
-        "codefu_trainer/training/clusters/local.py": (
-            "from codefu_trainer.training.smoke import stages\n"
+        "codefu_sandbox/checker_runner.py": "from codefu_sandbox.languages import cpp\n",
+        "codefu_sandbox/graders/__init__.py": "",
+        "codefu_sandbox/graders/stdio.py": (
+            "from codefu_sandbox.checker_runner import x\nfrom codefu_sandbox import judge\n"
         ),
-        "codefu_trainer/training/attic.py": "",
+        "codefu_sandbox/judge.py": "from codefu_sandbox.graders import stdio\n",
+        "codefu_sandbox/helpers.py": "",
     }
-    for name, text in files.items():
-        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / name).write_text(text)
+    _plant(tmp_path, files)
+    graph = _import_graph(_modules_under(tmp_path, "codefu_sandbox"))
+    assert floor_violations(graph) == [
+        "codefu_sandbox.graders.stdio → codefu_sandbox.judge (floor 6 → 7)",
+        "codefu_sandbox.helpers (on no floor)",
+        "codefu_sandbox.languages.cpp → codefu_sandbox.checker_runner (floor 3 → 4)",
+        "codefu_sandbox.process → codefu_sandbox.languages (floor 2 → 3)",
+        "codefu_sandbox.verdicts → codefu_sandbox.runner (floor 1 → 2)",
+    ]
+
+
+# The floors inside the trainer's training/ (docs/ARCHITECTURE.md, "Packages"), from the
+# ground up: a room (a sub-package or a top-level module) imports only rooms on its own floor
+# or below; the package's face, `training/__init__.py`, stands above them all.
+TRAINING_FLOORS: tuple[tuple[str, ...], ...] = (
+    ("composed_run", "phase_probe", "curriculum", "checkpoints", "report"),  # plain records
+    ("rehearsal", "planning", "sagemaker"),  # the CPU rehearsal, the GPU preflight, a job spec
+    ("verl",),  # veRL: stage 2, its trainer process; veRL on CPU
+    ("compose",),  # both stages of a run
+    ("clusters", "smoke"),  # the cluster kinds; codefu-train --smoke
+    ("cli",),  # codefu-train
+)
+
+
+def test_the_training_floors_hold() -> None:
+    """Inside training/ no import runs up a floor, and every room stands on one: the plain
+    records at the bottom, the cluster kinds and the smoke above composition, the CLI on top."""
+    graph = _import_graph(_source_modules())
+    found = floor_violations(graph, "codefu_trainer.training", TRAINING_FLOORS)
+    assert not found, "\n".join(found)
+
+
+def test_the_floor_check_finds_an_import_up_a_training_floor(tmp_path: Path) -> None:
+    """A planted training/ tree: imports up a floor (one inside a function, as the production
+    trainer once imported the smoke's probe) and a room on no floor are reported; imports
+    down a floor and within a room are not."""
+    DOWN = "from codefu_trainer.training import compose\n"
+    _plant(
+        tmp_path,
+        {
+            "codefu_trainer/__init__.py": "",
+            "codefu_trainer/run/__init__.py": "",
+            "codefu_trainer/run/config.py": "",
+            "codefu_trainer/training/__init__.py": "",
+            "codefu_trainer/training/composed_run.py": "from codefu_trainer.run.config import x\n",
+            "codefu_trainer/training/compose.py": (
+                "from codefu_trainer.training.composed_run import ComposedRun\n"
+                "from codefu_trainer.training.verl import config\n"
+                "def f():\n    from codefu_trainer.training.clusters import local\n"
+            ),
+            "codefu_trainer/training/verl/__init__.py": "",
+            "codefu_trainer/training/verl/config.py": "",
+            "codefu_trainer/training/verl/trainer.py": (
+                "from codefu_trainer.training.verl import config\n"
+                "def f():\n    from codefu_trainer.training.smoke.probe import probe\n"
+            ),
+            "codefu_trainer/training/smoke/__init__.py": "",
+            "codefu_trainer/training/smoke/probe.py": "",
+            "codefu_trainer/training/smoke/stages.py": DOWN,
+            "codefu_trainer/training/clusters/__init__.py": "",
+            "codefu_trainer/training/clusters/local.py": DOWN,
+            "codefu_trainer/training/attic.py": "",
+        },
+    )
     graph = _import_graph(_modules_under(tmp_path, "codefu_trainer"))
-    assert [v.split(" (")[0] for v in floor_violations(graph)] == [
-        "codefu_trainer.training.attic",
-        "codefu_trainer.training.clusters.local → codefu_trainer.training.smoke.stages",
-        "codefu_trainer.training.verl.trainer → codefu_trainer.training.smoke.probe",
+    assert floor_violations(graph, "codefu_trainer.training", TRAINING_FLOORS) == [
+        "codefu_trainer.training.attic (on no floor)",
+        "codefu_trainer.training.compose → codefu_trainer.training.clusters.local (floor 4 → 5)",
+        "codefu_trainer.training.verl.trainer → codefu_trainer.training.smoke.probe (floor 3 → 5)",
     ]
 
 

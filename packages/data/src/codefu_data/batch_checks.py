@@ -32,11 +32,13 @@ def validate_rows(
     split: str,
     counts: Counts,
     skip: Collection[int] = (),
-) -> tuple[list[int], TestsOverride]:
-    """Run the accepted solutions; returns the rows still kept and their (public, private) tests.
+    unjudged: Collection[int] = (),
+) -> tuple[list[int], TestsOverride, set[int]]:
+    """Run the accepted solutions; returns the rows still kept, their (public, private)
+    tests, and those of them that were validated.
 
     Rows in `skip` (those with a checker program, validated by `validate_checker_rows`) are
-    kept as they are."""
+    kept as they are; so are rows in `unjudged` (a grader validation does not run)."""
     sub = table.take(pa.array(rows, pa.int64())).to_pylist()
     if tests is None:
         tests = (
@@ -55,10 +57,12 @@ def validate_rows(
                 r["memory_limit_bytes"],
                 None if row in skip else r.get("solutions"),
                 rules_checker_config(validator.cfg.validate_checker, rule),
+                judged=row not in unjudged,
             )
         )
     decisions = validator.run(candidates)
     kept_rows: list[int] = []
+    validated: set[int] = set()
     publics: list[dict[str, list[str]]] = []
     privates: list[dict[str, list[str]]] = []
     for row, pub, cand, d in zip(rows, tests[0], candidates, decisions, strict=True):
@@ -74,6 +78,8 @@ def validate_rows(
             counts[tier][split][reason] += 1
             continue
         kept_rows.append(row)
+        if d is not None:
+            validated.add(row)
         publics.append(
             {
                 "input": [cand.tests[t][0] for t in pub_idx],
@@ -86,7 +92,7 @@ def validate_rows(
                 "output": [cand.tests[t][1] for t in priv_idx],
             }
         )
-    return kept_rows, (publics, privates)
+    return kept_rows, (publics, privates), validated
 
 
 def validate_checker_rows(

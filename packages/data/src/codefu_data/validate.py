@@ -14,7 +14,9 @@ of the verdicts of all of them together:
 - the judge reports an internal error → drop (`validation_judge_error`), never a guess;
 - otherwise drop the individual tests no accepted solution passes.
 
-Problems without an accepted solution in those languages are kept unvalidated and counted.
+Problems without an accepted solution in those languages are kept unvalidated and counted,
+and so are those judged by a grader the data validation does not run yet (call-based ones,
+or with an import prelude: `problems_not_judged`).
 Per language, the stats say what that language's solutions alone would decide (problems,
 kept, dropped by reason): how many problems a Python answer can pass, say. Verdicts depend
 on timing (TLE), so validated output is only as reproducible as the judge's timings.
@@ -89,6 +91,7 @@ class LanguageStats:
 class ValidationStats:
     problems_validated: int = 0
     problems_without_solution: int = 0
+    problems_not_judged: int = 0  # judged by a grader validation does not run
     tests_dropped: int = 0
     solutions_run: int = 0
     languages: dict[str, LanguageStats] = field(default_factory=dict)
@@ -97,6 +100,7 @@ class ValidationStats:
         return {
             "problems_validated": self.problems_validated,
             "problems_without_solution": self.problems_without_solution,
+            "problems_not_judged": self.problems_not_judged,
             "tests_dropped": self.tests_dropped,
             "solutions_run": self.solutions_run,
             "languages": {name: stats.as_dict() for name, stats in self.languages.items()},
@@ -113,6 +117,8 @@ class Candidate:
     solutions: dict[str, Any] | None  # CodeContests `solutions` struct
     # `data.validate_checker` under the problem's judging rules (`rules.checker_config`).
     checker: CheckerConfig
+    # False: its grader (ground truth `grader`) is not one validation runs; kept unvalidated.
+    judged: bool = True
 
 
 class Validator:
@@ -135,6 +141,8 @@ class Validator:
         submissions = []
         owners: list[tuple[int, str]] = []
         for i, cand in enumerate(candidates):
+            if not cand.judged:
+                continue
             tests = [TestCase(input=a, output=b) for a, b in cand.tests]
             limits = Limits(time_seconds=cand.time_seconds, memory_bytes=cand.memory_bytes)
             for language in self.cfg.validate_languages:
@@ -160,6 +168,10 @@ class Validator:
         decisions: list[Decision | None] = []
         limit = self.cfg.validate_max_dropped_fraction
         for cand, by_language in zip(candidates, runs, strict=True):
+            if not cand.judged:
+                self.stats.problems_not_judged += 1
+                decisions.append(None)
+                continue
             if not by_language:
                 self.stats.problems_without_solution += 1
                 decisions.append(None)

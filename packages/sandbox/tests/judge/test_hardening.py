@@ -168,8 +168,9 @@ def test_accepted_solutions_make_only_allowlisted_calls(
     allowed = allowlisted_calls() | {"execve"}  # strace starts it by path; we by execveat
     outside: dict[str, list[str]] = {}
     for name, source, stdin in _accepted_programs(real_data_dir):
-        compiled, binary = judge.compiler.compile(source)
-        assert binary is not None, compiled.diagnostics
+        compiled, program = judge.executor("cpp").compile(source)
+        assert program is not None, compiled.diagnostics
+        binary = program.argv[0]
         trace = tmp_path / f"{name}.strace"
         subprocess.run(
             ["strace", "-f", "-qq", "-o", str(trace), str(binary)],
@@ -212,10 +213,11 @@ def test_python_programs_make_only_allowlisted_calls(judge: Judge, tmp_path: Pat
     interpreter, its flags and the byte code in the folder), sees no call outside it."""
     if shutil.which("strace") is None:
         pytest.skip("strace is not installed (Debian/Ubuntu: apt-get install strace)")
-    from codefu_sandbox.executors.python import BYTE_COMPILE, FLAGS, SOURCE_NAME
+    from codefu_sandbox.languages.python import BYTE_COMPILE, FLAGS, SOURCE_NAME, PythonExecutor
 
     allowed = allowlisted_calls() | {"execve"}  # strace starts it by path; we by execveat
     executor = judge.executor("python")
+    assert isinstance(executor, PythonExecutor)
     programs = [("stdlib-and-threads", PYTHON_STDLIB_PROGRAM, "1000\n")]
     for slug, stdin in PYTHON_SAMPLE_INPUTS.items():
         programs.append((slug, (HERE / "real_solutions" / slug / "ac.py").read_text(), stdin))

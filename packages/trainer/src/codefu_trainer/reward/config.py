@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from omegaconf import OmegaConf
 
 from codefu_launcher.plan import JUDGE_RESOURCE
-from codefu_sandbox.executors import DEFAULT_TIME_FACTORS, LANGUAGES
+from codefu_sandbox.languages import DEFAULT_LANGUAGE, LANGUAGES, default_time_factors
 
 if TYPE_CHECKING:
     from codefu_data.config import DataConfig
@@ -137,14 +137,14 @@ class RewardConfig:
     # codefu-eval set it from there (`use_time_limit_scale`); set it here only for
     # `codefu-reward score`.
     time_limit_scale: float = 1.0
-    # The languages answers may come in ("cpp", "python"), the first the main one: a
-    # `<code>` block or an untagged fence is taken in it (reward.extract).
-    languages: list[str] = field(default_factory=lambda: ["cpp"])
+    # The languages answers may come in (judge languages: cpp, python, ...), the first the
+    # main one: a `<code>` block or an untagged fence is taken in it (reward.extract).
+    languages: list[str] = field(default_factory=lambda: [DEFAULT_LANGUAGE])
     # Per language, the factor on the (scaled) time limit, given to the judge
     # (`Judge(time_factors=...)`; default: the judge's). The factors are data.time_factors,
     # which data validation judges under too: codefu-train and codefu-eval set them from
     # there (`use_data_settings`); set them here only for `codefu-reward score`.
-    time_factors: dict[str, float] = field(default_factory=lambda: dict(DEFAULT_TIME_FACTORS))
+    time_factors: dict[str, float] = field(default_factory=default_time_factors)
     default_time_limit_seconds: float = 2.0
     default_memory_limit_bytes: int = 256 * 1024 * 1024
     deadline: DeadlineConfig = field(default_factory=DeadlineConfig)
@@ -229,7 +229,7 @@ def use_data_settings(config: RewardConfig, data: DataConfig) -> None:
             f"(reward.languages=[{','.join([*config.languages, data.language])}])"
         )
     factors = dict(data.time_factors)
-    if config.time_factors not in (DEFAULT_TIME_FACTORS, factors):
+    if config.time_factors not in (default_time_factors(), factors):
         raise ValueError(
             f"reward.time_factors={config.time_factors} but data.time_factors={factors}: set "
             "data.time_factors, the one setting (data validation judges under it too)"

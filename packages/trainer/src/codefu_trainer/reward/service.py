@@ -23,8 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from codefu_data.schema import judge_time_seconds
-from codefu_sandbox import CheckerConfig
-from codefu_sandbox.judge import check_time_factors
+from codefu_sandbox import CheckerConfig, GraderConfig, check_time_factors
 from codefu_sandbox.rules import JudgingRules
 from codefu_sandbox.rules import checker_params as rules_checker_params
 from codefu_trainer.reward.config import RewardConfig, RewardMode, reward_config_from
@@ -46,7 +45,8 @@ class Problem:
     """What judging needs from a ground truth (docs/ARCHITECTURE.md, "Ground truth").
 
     `checker` is what judges it: the problem's own checker program when its ground truth
-    has one, else the reward's comparison (`reward.checker`) under its judging rules."""
+    has one, else the reward's comparison (`reward.checker`) under its judging rules.
+    `grader`: how its tests run and compare (its ground truth's `grader`; none: stdio)."""
 
     name: str
     tests: tuple[tuple[str, str], ...]
@@ -54,6 +54,7 @@ class Problem:
     memory_bytes: int
     checker: CheckerConfig
     rules: JudgingRules = field(default_factory=JudgingRules)
+    grader: GraderConfig = field(default_factory=GraderConfig)
 
 
 def _pairs(block: Any, where: str) -> list[tuple[str, str]]:
@@ -89,7 +90,8 @@ def problem_from_ground_truth(ground_truth: Any, config: RewardConfig) -> Proble
         if stored is None
         else CheckerConfig.from_dict(stored)
     )
-    return Problem(name, tuple(tests), seconds, memory, checker, rules)
+    grader = GraderConfig.from_dict(gt.get("grader"))  # absent or null: stdio
+    return Problem(name, tuple(tests), seconds, memory, checker, rules, grader)
 
 
 def _size(block: Any) -> tuple[int, int]:
@@ -109,6 +111,7 @@ def problem_key(gt: Mapping[str, Any]) -> tuple[Any, ...]:
         _size(gt.get("public_tests")),
         json.dumps(gt.get("judging_rules"), sort_keys=True, default=list),
         json.dumps(gt.get("checker"), sort_keys=True),
+        json.dumps(gt.get("grader"), sort_keys=True),
     )
 
 
@@ -273,6 +276,7 @@ class RewardService:
                 time_seconds=problem.time_seconds,
                 memory_bytes=problem.memory_bytes,
                 checker=problem.checker,
+                grader=problem.grader,
                 stop_on_first_failure=cfg.mode is RewardMode.all_or_nothing,
                 deadline_seconds=deadline_seconds(problem, cfg, language),
                 stop_on_timeout=cfg.stop_on_timeout,
