@@ -9,7 +9,8 @@ from types import SimpleNamespace
 import pytest
 
 from codefu_sandbox import CheckerConfig, Judge, Limits
-from codefu_sandbox.judge import DEFAULT_OUTPUT_LIMIT, per_test_run_limits, wall_backstop
+from codefu_sandbox.graders.base import per_test_run_limits, wall_backstop
+from codefu_sandbox.judge import DEFAULT_OUTPUT_LIMIT
 from codefu_trainer.reward.config import DeadlineConfig, RewardConfig
 from codefu_trainer.reward.service import (
     RewardService,
