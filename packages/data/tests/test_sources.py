@@ -401,6 +401,76 @@ def test_call_based_taco_apps_primeintellect_and_deepcoder_rows(tmp_path: Path) 
     assert got["deepcoder"]["name"].startswith("deepcoder-")
 
 
+def test_call_based_and_livecodebench_solutions_are_validated_as_the_reward_judges(
+    tmp_path: Path,
+) -> None:
+    """`data.validate=true` judges a call-based problem's solutions through the call grader
+    (APPS' comparison: `[5]` expects 5), and a LiveCodeBench stdin problem's through its
+    prelude and checker (`gcd` without an import; `2.0` for `2`)."""
+    statement = "Given a list of integers, return the largest one; the list is never empty."
+    io = {
+        "fn_name": "largest",
+        "inputs": [[[1, 5, 2]], [[-3]], [[7, 7]], [[0]]],
+        "outputs": [[5], -3, 7, 1],  # the last one is wrong: no solution passes it
+    }
+    right = "def largest(xs):\n    return max(xs)\n"
+    method = "class Solution:\n    def largest(self, xs):\n        return sorted(xs)[-1]\n"
+    wrong = "def largest(xs):\n    return min(xs) - 1\n"
+    rows = [
+        {
+            **taco(_sample_rows()[0], [right, method]),
+            "question": statement,
+            "input_output": json.dumps(io),
+        },
+        {
+            **taco(_sample_rows()[1], [wrong]),
+            "question": statement + " Twice.",
+            "input_output": json.dumps(io),
+        },
+    ]
+    lcb = {
+        **deepcoder(_sample_rows()[0], "lcbv5"),
+        "problem": "Print the greatest common divisor of a and b.",
+        "tests": json.dumps(
+            [
+                {"input": "4 6\n", "output": "2\n", "testtype": "stdin", "metadata": {}},
+                {"input": "9 6\n", "output": "3\n", "testtype": "stdin", "metadata": {}},
+            ]
+        ),
+        "solutions": ["a, b = map(int, input().split())\nprint(float(gcd(a, b)))\n"],
+    }
+    sources = [
+        _write(tmp_path / "taco" / "train.jsonl", rows),
+        _write(tmp_path / "deep" / "train.jsonl", [lcb]),
+    ]
+    manifest = _prepare(
+        [str(s) for s in sources],
+        tmp_path / "out",
+        language="python",
+        validate=True,
+        validate_languages=["python"],
+        other_sources="easy",
+    )
+    validation = manifest["validation"]
+    assert validation["problems_validated"] == 3
+    assert validation["problems_without_solution"] == 0
+    assert validation["tests_dropped"] == 1
+    assert validation["languages"]["python"]["solutions_run"] == 4
+    assert manifest["totals"]["dropped"]["accepted_solutions_fail"] == 1
+    assert manifest["unvalidated"] == {}
+    got = {r["data_source"]: r for r in _prepared(tmp_path / "out").values()}
+    assert set(got) == {"taco", "deepcoder"}
+    kept = got["taco"]["reward_model"]["ground_truth"]
+    assert kept["name"] == rows[0]["url"]
+    assert kept["private_tests"] == {
+        "input": ["[[1, 5, 2]]", "[[-3]]", "[[7, 7]]"],
+        "output": ["[5]", "-3", "7"],
+    }
+    gcd = got["deepcoder"]["reward_model"]["ground_truth"]
+    assert gcd["checker"] == {"name": "livecodebench", "params": None}
+    assert len(gcd["private_tests"]["input"]) + len(gcd["public_tests"]["input"]) == 2
+
+
 def test_the_date_window_selects_problems_and_is_in_the_manifest(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, refused: Callable[..., None]
 ) -> None:

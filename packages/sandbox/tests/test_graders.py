@@ -25,7 +25,7 @@ LIMITS = Limits(1.0, 256 << 20)
 
 
 def test_the_default_grader_is_stdio_and_configurations_round_trip() -> None:
-    assert NAMES == ("stdio",)
+    assert NAMES == ("stdio", "call")
     assert GraderConfig() == GraderConfig("stdio") == GraderConfig.from_dict(None)
     assert GraderConfig.from_dict(GraderConfig().to_dict()) == GraderConfig()
     assert GraderConfig().to_dict() == {"name": "stdio", "params": {}}
@@ -40,8 +40,13 @@ def test_the_default_grader_is_stdio_and_configurations_round_trip() -> None:
 @pytest.mark.parametrize(
     ("data", "fragment"),
     [
-        ({"name": "call"}, "unknown grader 'call': choose one of stdio"),
+        ({"name": "interactive"}, "unknown grader 'interactive': choose one of stdio, call"),
         ({"name": "stdio", "params": {"fn_name": "solve"}}, "takes no parameter 'fn_name'"),
+        ({"name": "stdio", "params": {"prelude": "numpy"}}, "unknown prelude 'numpy'"),
+        ({"name": "call"}, "grader 'call' needs fn_name"),
+        ({"name": "call", "params": {"fn_name": " "}}, "grader 'call' needs fn_name"),
+        ({"name": "call", "params": {"fn_name": "f", "compare": "close"}}, "unknown compare"),
+        ({"name": "call", "params": {"fn_name": "f", "prelude": "x"}}, "one of livecodebench"),
         ({"name": "stdio", "extra": 1}, "only the keys name and params"),
         ({"params": {}}, '"name": GRADER'),
         ({"name": "stdio", "params": [1]}, "must be a mapping"),
@@ -63,8 +68,8 @@ def test_the_judge_grades_with_the_named_grader(judge: Judge) -> None:
     assert [t.verdict for t in default.tests] == [Verdict.AC, Verdict.AC, Verdict.WA]
     for report in (named, configured):
         assert [t.verdict for t in report.tests] == [t.verdict for t in default.tests]
-    with pytest.raises(ValueError, match="unknown grader 'call'"):
-        judge.judge(ADD, TESTS, LIMITS, grader="call")
+    with pytest.raises(ValueError, match="unknown grader 'interactive'"):
+        judge.judge(ADD, TESTS, LIMITS, grader="interactive")
     stopped = judge.judge_many(
         [Submission(ADD, TESTS, LIMITS, stop_on_first_failure=True, grader="stdio")]
     )
@@ -84,13 +89,23 @@ def test_the_cli_takes_a_grader_by_name_or_configuration(
     assert json.loads(capsys.readouterr().out)["verdict"] == "AC"
     assert main([*args, "--grader-config", '{"name": "stdio"}']) == 0
     assert json.loads(capsys.readouterr().out)["verdict"] == "AC"
-    assert main([*args, "--grader-config", '{"name": "call"}']) == 2
-    assert "unknown grader 'call'" in capsys.readouterr().err
+    assert main([*args, "--grader-config", '{"name": "interactive"}']) == 2
+    assert "unknown grader 'interactive'" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         main([*args, "--grader", "stdio", "--grader-config", '{"name": "stdio"}'])
     path = tmp_path / "grader.json"
     path.write_text('{"name": "stdio", "params": {}}')
     assert load_grader_config(str(path)) == GraderConfig()
+    # The call grader needs its function; given it, a Python answer's value is compared.
+    assert main([*args, "--grader", "call"]) == 2
+    assert "grader 'call' needs fn_name" in capsys.readouterr().err
+    py = tmp_path / "sol.py"
+    py.write_text("def add(a, b):\n    return a + b\n")
+    tests.write_text(json.dumps({"input": ["[1, 2]", "[2, 2]"], "output": ["3", "5"]}))
+    call = '{"name": "call", "params": {"fn_name": "add"}}'
+    assert main([str(py), *args[1:], "--grader-config", call]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert [t["verdict"] for t in report["tests"]] == ["AC", "WA"]
 
 
 # A harness around a Python program: defines the program's functions without running its

@@ -142,7 +142,6 @@ def process_batch(
                 split=split,
                 counts=counts,
                 skip=set(checkers),
-                unjudged={i for i in rows if graders[i] is not None},
             )
         checker_sources: dict[int, str] = {}
         if checker_judge is not None and any(i in checkers for i in rows):

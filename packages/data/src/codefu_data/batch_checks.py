@@ -17,6 +17,7 @@ from codefu_data.manifest import Counts, PrepareStats
 from codefu_data.schema import judge_time_seconds
 from codefu_data.solutions import programs
 from codefu_data.validate import NO_PRIVATE_TESTS_AFTER_VALIDATION, Candidate, Validator
+from codefu_sandbox import CheckerConfig, GraderConfig
 from codefu_sandbox.rules import JudgingRules
 from codefu_sandbox.rules import checker_config as rules_checker_config
 
@@ -32,13 +33,13 @@ def validate_rows(
     split: str,
     counts: Counts,
     skip: Collection[int] = (),
-    unjudged: Collection[int] = (),
 ) -> tuple[list[int], TestsOverride, set[int]]:
-    """Run the accepted solutions; returns the rows still kept, their (public, private)
-    tests, and those of them that were validated.
+    """Run the accepted solutions, each problem through its grader and with the comparison
+    its source fixes, if any; returns the rows still kept, their (public, private) tests,
+    and those of them that were validated.
 
     Rows in `skip` (those with a checker program, validated by `validate_checker_rows`) are
-    kept as they are; so are rows in `unjudged` (a grader validation does not run)."""
+    kept as they are."""
     sub = table.take(pa.array(rows, pa.int64())).to_pylist()
     if tests is None:
         tests = (
@@ -56,8 +57,10 @@ def validate_rows(
                 judge_time_seconds(r["time_limit"], scale=validator.cfg.time_limit_scale),
                 r["memory_limit_bytes"],
                 None if row in skip else r.get("solutions"),
-                rules_checker_config(validator.cfg.validate_checker, rule),
-                judged=row not in unjudged,
+                rules_checker_config(validator.cfg.validate_checker, rule)
+                if r.get("source_checker") is None
+                else CheckerConfig.from_dict(r["source_checker"]),
+                GraderConfig.from_dict(r.get("grader")),
             )
         )
     decisions = validator.run(candidates)

@@ -14,6 +14,7 @@ from typing import Any
 import pyarrow as pa
 
 from codefu_sandbox.checkers import PROGRAM, param_types
+from codefu_sandbox.graders import get_grader
 from codefu_sandbox.languages import LANGUAGES
 
 TESTS_TYPE = pa.struct([("input", pa.list_(pa.string())), ("output", pa.list_(pa.string()))])
@@ -69,10 +70,11 @@ GRADER_TYPE = pa.struct(
 
 
 def call_grader_languages() -> frozenset[str]:
-    """The languages the call grader runs (a Python 3 module: the language that claims
-    CodeContests' PYTHON3 label): a call-based problem is kept only when the prompts ask for
+    """The languages the call grader runs, as it declares them (`Grader.languages`, from
+    the judge's grader registry): a call-based problem is kept only when the prompts ask for
     one of them (`data.language`)."""
-    return frozenset(lang.name for lang in LANGUAGES.values() if "PYTHON3" in lang.aliases)
+    declared = get_grader("call").languages
+    return frozenset(LANGUAGES if declared is None else declared)
 
 
 # A problem's checker program, validated by prepare (null: none), stored as its

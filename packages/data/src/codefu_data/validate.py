@@ -14,9 +14,10 @@ of the verdicts of all of them together:
 - the judge reports an internal error → drop (`validation_judge_error`), never a guess;
 - otherwise drop the individual tests no accepted solution passes.
 
-Problems without an accepted solution in those languages are kept unvalidated and counted,
-and so are those judged by a grader the data validation does not run yet (call-based ones,
-or with an import prelude: `problems_not_judged`).
+Each problem is judged as the reward judges it: by its grader (a call-based problem's
+function called on each test; LiveCodeBench's import prelude) and its source's comparison
+(the `livecodebench` checker), with the solutions in the languages its grader runs.
+Problems without an accepted solution in those languages are kept unvalidated and counted.
 Per language, the stats say what that language's solutions alone would decide (problems,
 kept, dropped by reason): how many problems a Python answer can pass, say. Verdicts depend
 on timing (TLE), so validated output is only as reproducible as the judge's timings.
@@ -31,7 +32,15 @@ from typing import Any
 
 from codefu_data.config import DataConfig
 from codefu_data.solutions import programs
-from codefu_sandbox import CheckerConfig, Judge, Limits, Submission, TestCase, Verdict
+from codefu_sandbox import (
+    CheckerConfig,
+    GraderConfig,
+    Judge,
+    Limits,
+    Submission,
+    TestCase,
+    Verdict,
+)
 
 ACCEPTED_SOLUTIONS_FAIL = "accepted_solutions_fail"
 ACCEPTED_SOLUTIONS_DISAGREE = "accepted_solutions_disagree"
@@ -91,7 +100,6 @@ class LanguageStats:
 class ValidationStats:
     problems_validated: int = 0
     problems_without_solution: int = 0
-    problems_not_judged: int = 0  # judged by a grader validation does not run
     tests_dropped: int = 0
     solutions_run: int = 0
     languages: dict[str, LanguageStats] = field(default_factory=dict)
@@ -100,7 +108,6 @@ class ValidationStats:
         return {
             "problems_validated": self.problems_validated,
             "problems_without_solution": self.problems_without_solution,
-            "problems_not_judged": self.problems_not_judged,
             "tests_dropped": self.tests_dropped,
             "solutions_run": self.solutions_run,
             "languages": {name: stats.as_dict() for name, stats in self.languages.items()},
@@ -115,10 +122,12 @@ class Candidate:
     time_seconds: float
     memory_bytes: int
     solutions: dict[str, Any] | None  # CodeContests `solutions` struct
-    # `data.validate_checker` under the problem's judging rules (`rules.checker_config`).
+    # `data.validate_checker` under the problem's judging rules (`rules.checker_config`), or
+    # the comparison its source fixes (`livecodebench`).
     checker: CheckerConfig
-    # False: its grader (ground truth `grader`) is not one validation runs; kept unvalidated.
-    judged: bool = True
+    # How its tests run (the ground truth's `grader`): its solutions in the languages this
+    # grader runs are judged.
+    grader: GraderConfig = field(default_factory=GraderConfig)
 
 
 class Validator:
@@ -141,11 +150,12 @@ class Validator:
         submissions = []
         owners: list[tuple[int, str]] = []
         for i, cand in enumerate(candidates):
-            if not cand.judged:
-                continue
             tests = [TestCase(input=a, output=b) for a, b in cand.tests]
             limits = Limits(time_seconds=cand.time_seconds, memory_bytes=cand.memory_bytes)
+            graded = cand.grader.grader().languages
             for language in self.cfg.validate_languages:
+                if graded is not None and language not in graded:
+                    continue
                 for src in self.solutions(cand.solutions, language):
                     submissions.append(
                         Submission(
@@ -154,6 +164,7 @@ class Validator:
                             limits=limits,
                             checker=cand.checker,
                             language=language,
+                            grader=cand.grader,
                         )
                     )
                     owners.append((i, language))
@@ -168,10 +179,6 @@ class Validator:
         decisions: list[Decision | None] = []
         limit = self.cfg.validate_max_dropped_fraction
         for cand, by_language in zip(candidates, runs, strict=True):
-            if not cand.judged:
-                self.stats.problems_not_judged += 1
-                decisions.append(None)
-                continue
             if not by_language:
                 self.stats.problems_without_solution += 1
                 decisions.append(None)

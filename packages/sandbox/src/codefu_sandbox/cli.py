@@ -7,7 +7,9 @@ that language's time factor.
 The checker is `--checker NAME` or `--checker-config JSON|PATH` (a problem's rules:
 `{"name": "codecontests", "params": {"tolerance": 1e-4}}`, inline or in a file). The
 grader, how each test runs and compares, is `--grader NAME` or `--grader-config JSON|PATH`
-(default stdio: stdin → stdout → the checker).
+(default stdio: stdin → stdout → the checker; a call-based problem's:
+`{"name": "call", "params": {"fn_name": "twoSum"}}`, each test's input the JSON array of
+the arguments, its output the JSON of the value).
 Prints the JSON report on stdout. Exit 0 when judging happened (whatever the verdict),
 2 on bad usage or an unreadable/malformed input file (the message names the file),
 1 when the judge itself cannot work on this host (e.g. no g++).
@@ -208,11 +210,14 @@ def main(argv: list[str] | None = None) -> int:
                     "or give a checker program path"
                 )
             checker = args.checker
-        grader = (
-            load_grader_config(args.grader_config)
-            if args.grader_config is not None
-            else grader_config(args.grader)
-        )
+        try:
+            grader = (
+                load_grader_config(args.grader_config)
+                if args.grader_config is not None
+                else grader_config(args.grader)
+            )
+        except ValueError as exc:  # a grader that needs parameters (`call`: fn_name)
+            raise InputError(str(exc)) from None
     except InputError as exc:
         print(f"codefu-judge: error: {exc}", file=sys.stderr)
         return USAGE_ERROR

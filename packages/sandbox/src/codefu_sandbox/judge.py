@@ -30,6 +30,7 @@ from codefu_sandbox.languages import (
     check_time_factors,
 )
 from codefu_sandbox.models import Limits, TestCase
+from codefu_sandbox.records import CompileResult
 from codefu_sandbox.runner import Runner, SandboxError
 from codefu_sandbox.verdicts import (
     JudgeReport,
@@ -164,7 +165,8 @@ class Judge:
         the first test whose verdict is in `stop_on`. `language` names a registered
         language (`codefu_sandbox.languages.LANGUAGES`); its time factor scales
         `limits.time_seconds`. `grader` runs and compares the tests (a name or a
-        `GraderConfig`; None: `stdio`). A language's first submission sets its toolchain
+        `GraderConfig`; None: `stdio`); a program in a language the grader does not run
+        (`Grader.languages`) is a compile error. A language's first submission sets its toolchain
         up: SandboxError (not a verdict) when it cannot work on this host.
         """
         tests = list(tests)
@@ -174,6 +176,15 @@ class Judge:
         config = checker_config(checker, checker_params)
         grading = grader_config(grader).grader()
         declared = languages.get(language)
+        if grading.languages is not None and declared.name not in grading.languages:
+            refused = CompileResult(
+                False,
+                0.0,
+                False,
+                f"grader {grading.name!r} judges {' and '.join(grading.languages)} programs, "
+                f"not {declared.name}: answer this problem in one of those",
+            )
+            return aggregate([], refused, len(tests), self.isolation)
         executor = self.executor(language)
         try:
             check = self._checker(config)

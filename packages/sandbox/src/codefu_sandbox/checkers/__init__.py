@@ -25,7 +25,7 @@ from typing import Any
 from codefu_sandbox.models import name_and_params
 from codefu_sandbox.records import CheckResult
 
-BUILTIN = ("tokens", "lines", "exact", "floats", "yesno", "codecontests")
+BUILTIN = ("tokens", "lines", "exact", "floats", "yesno", "codecontests", "livecodebench")
 # A problem's checker program given as source, run by the judge in its sandbox.
 PROGRAM = "program"
 # Every checker module: the comparisons, then the checker program.

@@ -2,6 +2,8 @@
 shape: standard, interactive and signature graders beside executors and checkers).
 
 `stdio` (the default): each test's input on stdin, its stdout compared by the checker.
+`call` (Python): each test calls the function the problem names; the returned value,
+serialised inside the sandbox, is compared outside it.
 A grader is a module `graders/<name>.py` whose `GRADER` is a `base.Grader` subclass; the
 package is the registry: `NAMES` lists them, `get_grader(name)` imports the module. A
 problem names its grader, with its parameters, by a `GraderConfig` (a ground truth's
@@ -19,7 +21,7 @@ from typing import Any
 from codefu_sandbox.graders.base import Grader, GradingJob, Run, ServedProgram
 from codefu_sandbox.models import name_and_params
 
-NAMES = ("stdio",)
+NAMES = ("stdio", "call")
 DEFAULT_GRADER = "stdio"
 
 

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from codefu_sandbox.checkers import Checker
-from codefu_sandbox.languages import Executor, Language, Program
+from codefu_sandbox.languages import LANGUAGES, Executor, Language, Program
 from codefu_sandbox.models import Limits, TestCase
 from codefu_sandbox.process import RunLimits
 from codefu_sandbox.records import RunOutcome
@@ -111,16 +111,24 @@ class ServedProgram:
     once more, in a fresh folder of its own, on one input."""
 
     def __init__(
-        self, job: GradingJob, server: RunServer, private: Path, files: Mapping[str, Path]
+        self,
+        job: GradingJob,
+        server: RunServer,
+        private: Path,
+        files: Mapping[str, Path],
+        limits: RunLimits,
     ):
         self._job = job
         self._server = server
         self._private = private
         self._files = files
+        self._limits = limits
         self._runs = 0
 
-    def run(self, input: bytes) -> Run:
-        """Run the program with `input` on stdin; its outcome, verdict and output."""
+    def run(self, input: bytes, *, keep_output: bool = False) -> Run:
+        """Run the program with `input` on stdin; its outcome, verdict (over the CPU time
+        it is served under: TLE) and output, read when the verdict is None or with
+        `keep_output` (a harness's records written before its run ended)."""
         job, private, index = self._job, self._private, self._runs
         self._runs += 1
         stdin = private / f"in-{index}"
@@ -145,13 +153,14 @@ class ServedProgram:
             outcome = replace(outcome, output_bytes=size, stderr_head=err)
             verdict = decide(
                 outcome,
-                time_seconds=job.limits.time_seconds,
+                time_seconds=self._limits.cpu_seconds or job.limits.time_seconds,
                 memory_bytes=job.limits.memory_bytes,
                 output_limit=job.output_limit,
             )
             # The output is read only when a grader must compare it (a flood that ended in
-            # OLE, TLE or RE is never read back).
-            output = _read(stdout, job.output_limit) if verdict is None else b""
+            # OLE, TLE or RE is never read back, unless asked for).
+            keep = verdict is None or keep_output
+            output = _read(stdout, job.output_limit) if keep else b""
         finally:
             for path in (stdin, stdout, stderr):
                 path.unlink(missing_ok=True)
@@ -213,7 +222,7 @@ class GradingJob:
             ) as server,
         ):
             yield ServedProgram(
-                self, server, private, files if files is not None else program.files
+                self, server, private, files if files is not None else program.files, limits
             )
 
 
@@ -222,12 +231,16 @@ class Grader(ABC):
     instance per judging, made from a `GraderConfig`'s `params`.
 
     `name`: the grader's name (its module's). `takes`: the parameters it accepts; override
-    `check_params` to check their values too. `source`: what the submission's executor
-    builds (a grader that prepends a prelude overrides it). `grade`: the tests' results, in
-    order, up to the first test after which `job.stops_after` says to stop."""
+    `check_params` to check their values too (a `prelude` is checked here: one of the
+    registered languages' `preludes`). `languages`: the languages whose programs it runs
+    (None: all; the judge refuses a program in another as a compile error). `allowances`:
+    how many tests' time limits its runs take at most. `source`: what the submission's
+    executor builds. `grade`: the tests' results, in order, up to the first test after which
+    `job.stops_after` says to stop."""
 
     name: ClassVar[str]
     takes: ClassVar[tuple[str, ...]] = ()
+    languages: ClassVar[tuple[str, ...] | None] = None
 
     def __init__(self, params: Mapping[str, Any]) -> None:
         self.check_params(params)
@@ -242,6 +255,19 @@ class Grader(ABC):
                 raise ValueError(
                     f"grader {cls.name!r} takes no parameter {key!r}: its parameters are {choices}"
                 )
+        if "prelude" in params:
+            known = prelude_names()
+            if params["prelude"] not in known:
+                raise ValueError(
+                    f"unknown prelude {params['prelude']!r}: choose one of {', '.join(known)}"
+                )
+
+    @classmethod
+    def allowances(cls, tests: int) -> int:
+        """How many tests' limits the runs of `tests` tests take at most, all together (one
+        test's: its CPU time, and `wall_backstop` of it): the judge's bound on an answer,
+        which the reward's deadline covers. One per test here."""
+        return tests
 
     def source(self, source: str, language: Language) -> str:
         """The source the executor builds for `source` in `language` (as it is)."""
@@ -250,6 +276,21 @@ class Grader(ABC):
     @abstractmethod
     def grade(self, job: GradingJob) -> list[TestResult]:
         """Run and compare `job`'s tests."""
+
+
+def prelude_names() -> list[str]:
+    """The names of the registered languages' preludes."""
+    return sorted({name for language in LANGUAGES.values() for name in language.preludes})
+
+
+def with_prelude(job: GradingJob, prelude: str | None) -> GradingJob:
+    """`job` with its program run after its language's prelude named `prelude`; `job` as it
+    is without a name, or when its language has no prelude so named (a prelude is written
+    for one language: LiveCodeBench's imports are Python, and a C++ program runs as it is)."""
+    source = job.language.preludes.get(prelude) if prelude else None
+    if source is None:
+        return job
+    return replace(job, program=job.executor.with_prelude(job.program, source))
 
 
 def _read(path: Path, limit: int) -> bytes:

@@ -116,7 +116,10 @@ class Language(ABC):
     give it (CodeContests' "CPP"). `program_pattern`: what an untagged block of code needs
     to be taken for a program in it. `closing_token`: a token whose last occurrence, removed,
     makes a program fail to build (the CPU rehearsal's compile errors). `time_factor`: the
-    default factor on a problem's time limit.
+    default factor on a problem's time limit. `preludes`: the named preludes written in this
+    language (name → the source a program runs after, in the program's namespace: e.g. the
+    imports LiveCodeBench gives every Python program); the executor's `with_prelude`
+    applies one.
     """
 
     name: ClassVar[str]
@@ -127,6 +130,7 @@ class Language(ABC):
     program_pattern: ClassVar[re.Pattern[str]]
     closing_token: ClassVar[str]
     time_factor: ClassVar[float] = 1.0
+    preludes: ClassVar[Mapping[str, str]] = {}
 
     def looks_like_program(self, text: str) -> bool:
         """Whether `text` looks like a program in this language (`program_pattern`)."""
@@ -189,6 +193,11 @@ class Executor(ABC):
     @abstractmethod
     def program(self, artifact: Path) -> Program:
         """How a cached artifact runs."""
+
+    def with_prelude(self, program: Program, prelude: str) -> Program:
+        """`program` run after `prelude` (one of its language's `preludes`) in its namespace;
+        a language that declares preludes overrides this."""
+        raise NotImplementedError(f"{type(self).__name__} runs no prelude")
 
     def built(self, diagnostics: str, source: bytes) -> CompileResult:
         """The result of a build that wrote its output (the compiler's warnings kept)."""

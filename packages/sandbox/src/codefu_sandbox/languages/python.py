@@ -39,9 +39,10 @@ import re
 import shutil
 import subprocess
 import sys
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from codefu_sandbox.languages.base import (
     BuildConfig,
@@ -62,14 +63,17 @@ CHECKER_NAME = "checker.py"
 MiB = 1 << 20
 # Runs in the sandbox in a folder holding sol.py; writes sol.pyc or prints why not. The
 # header past the magic number is not read when a .pyc is run as a script.
+# Its imports are those the interpreter has already loaded (importlib.util and traceback
+# would double a build's CPU); traceback only to report a compile error.
 BYTE_COMPILE = (
-    "import marshal, sys, traceback\n"
-    "from importlib.util import MAGIC_NUMBER\n"
+    "import marshal, sys\n"
+    "from _frozen_importlib_external import MAGIC_NUMBER\n"
     f"with open({SOURCE_NAME!r}, 'rb') as f:\n"
     "    source = f.read()\n"
     "try:\n"
     f"    code = compile(source, {SOURCE_NAME!r}, 'exec', dont_inherit=True)\n"
     "except Exception as exc:\n"
+    "    import traceback\n"
     "    sys.stderr.write(''.join(traceback.format_exception_only(type(exc), exc)))\n"
     "    sys.exit(1)\n"
     f"with open({BYTECODE_NAME!r}, 'wb') as f:\n"
@@ -94,6 +98,34 @@ CHECKER_BOOT = (
     "except BaseException:\n"
     "    traceback.print_exc()\n"
     "    sys.exit(3)\n"
+)
+# The imports LiveCodeBench's runner puts before every program it judges (its
+# `import_string`, in its order: a later module's names win): each module's names, the
+# modules themselves, and a deep recursion limit.
+LIVECODEBENCH_MODULES = (
+    "string",
+    "re",
+    "datetime",
+    "collections",
+    "heapq",
+    "bisect",
+    "copy",
+    "math",
+    "random",
+    "statistics",
+    "itertools",
+    "functools",
+    "operator",
+    "io",
+    "sys",
+    "json",
+)
+LIVECODEBENCH_PRELUDE = (
+    "".join(
+        f"from {module} import *\n" for module in (*LIVECODEBENCH_MODULES, "builtins", "typing")
+    )
+    + f"import {', '.join(LIVECODEBENCH_MODULES)}\n"
+    + "sys.setrecursionlimit(50000)\n"
 )
 VERSION_PROBE = (
     "import sys, importlib.util\n"
@@ -121,6 +153,7 @@ class Python(Language):
     # Reads or writes: a block of sample input is not taken for code.
     program_pattern = re.compile(r"\b(?:input|print)\s*\(|\bsys\.std(?:in|out)\b|\bopen\s*\(\s*0\b")
     closing_token = ")"
+    preludes: ClassVar[Mapping[str, str]] = {"livecodebench": LIVECODEBENCH_PRELUDE}
 
     def recognises(self, source: str) -> bool:
         """A Python source parses as Python 3 (parsed only, never run)."""
@@ -222,6 +255,12 @@ class PythonExecutor(Executor):
             readable=self.readable,
             memory_allowance=self.memory_allowance,
         )
+
+    def with_prelude(self, program: Program, prelude: str) -> Program:
+        """`program` run after `prelude` in the same module (`__main__`): the prelude's names
+        are the program's globals; the program's own byte code, and so its line numbers,
+        stay as they are."""
+        return replace(program, argv=(self.interpreter, *FLAGS, "-c", prelude + RUN_BYTECODE))
 
     def checker(self, source: str) -> Program:
         """The interpreter on the checker's source (cached by content) under CHECKER_BOOT."""

@@ -24,6 +24,8 @@ from typing import Any, TypeVar
 
 from codefu_data.schema import judge_time_seconds
 from codefu_sandbox import CheckerConfig, GraderConfig, check_time_factors
+from codefu_sandbox.graders import get_grader
+from codefu_sandbox.languages import DEFAULT_LANGUAGE
 from codefu_sandbox.rules import JudgingRules
 from codefu_sandbox.rules import checker_params as rules_checker_params
 from codefu_trainer.reward.config import RewardConfig, RewardMode, reward_config_from
@@ -138,13 +140,19 @@ def judged_time_seconds(problem: Problem, config: RewardConfig, language: str) -
     return problem.time_seconds * check_time_factors(config.time_factors)[language]
 
 
-def deadline_seconds(problem: Problem, config: RewardConfig, language: str) -> float:
-    """Compile allowance + per test (the time limit the judge applies to `language` × wall
-    factor + overhead: by default the judge's wall backstop per test) + slack, capped."""
+def deadline_seconds(
+    problem: Problem, config: RewardConfig, language: str = DEFAULT_LANGUAGE
+) -> float:
+    """Compile allowance + per test (limit × wall factor + overhead) + slack, capped. The
+    limit is the one the judge applies to `language` (`judged_time_seconds`: its time
+    factor; with the defaults, per test the judge's wall backstop), and the tests are as
+    many as the problem's grader may take the time of (`Grader.allowances`: the call
+    grader's module load has one test's)."""
     d = config.deadline
-    limit = judged_time_seconds(problem, config, language)
-    per_test = limit * d.wall_factor + d.per_test_overhead_seconds
-    return min(d.max_seconds, d.compile_seconds + len(problem.tests) * per_test + d.slack_seconds)
+    per_test = judged_time_seconds(problem, config, language) * d.wall_factor
+    per_test += d.per_test_overhead_seconds
+    tests = get_grader(problem.grader.name).allowances(len(problem.tests))
+    return min(d.max_seconds, d.compile_seconds + tests * per_test + d.slack_seconds)
 
 
 # Problems kept prepared (tests stored, digest computed) per service, least recently used
