@@ -342,7 +342,7 @@ def test_the_smoke_archive_runs_a_verl_step_beside_a_torch_base(tmp_path: Path) 
     assert prepared.returncode == 0, prepared.stderr[-3000:]
     try:
         step = _run(
-            python, str(HERE / "smoke_bundle" / "train.py"), str(root / "manifest.json"),
+            python, "-m", "codefu_trainer.training.cli",  # its start-up check asks for veRL
             "--config-dir", str(root / "conf"), "cluster=cpu_verl", f"data.out_dir={data}",
             f"run.dir={tmp_path / 'run'}", "run.tracking.mlflow=false", "rehearsal.steps=1",
             "rehearsal.warmup_steps=0", f"rehearsal.cache_dir={tmp_path / 'warm'}",

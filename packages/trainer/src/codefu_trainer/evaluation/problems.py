@@ -106,7 +106,7 @@ def _problem(row: dict[str, Any], info: dict[str, Any], tier: str) -> EvalProble
 def problem_limits(problems: Sequence[EvalProblem]) -> dict[str, list[float]]:
     """The problems' per-test limits as their ground truths state them: `time_seconds` and
     `memory_bytes`, each [lowest, highest] (the judge scales the time by
-    `reward.time_limit_scale` and the language's factor)."""
+    `data.time_limit_scale` and the language's factor, `data.time_factors`)."""
     seconds, memory = [], []
     for p in problems:
         truth = json.loads(p.ground_truth)

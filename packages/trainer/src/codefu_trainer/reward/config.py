@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from codefu_data.config import DataConfig
 
 __all__ = [
+    "FROM_DATA",
     "SCHEMA_NAME",
     "DeadlineConfig",
     "FailureAlertConfig",
@@ -35,6 +36,9 @@ __all__ = [
 ]
 
 SCHEMA_NAME = "reward_schema"
+# Reward settings whose one place is the data group in codefu-train and codefu-eval (data
+# validation judges under them too): `use_data_settings` copies them over.
+FROM_DATA = ("time_limit_scale", "time_factors")
 
 
 class RewardMode(StrEnum):
@@ -51,7 +55,10 @@ class DeadlineConfig:
     """Per-response deadline.
 
     compile_seconds + Σ_tests (time limit × wall_factor + per_test_overhead) + slack,
-    capped at max_seconds.
+    capped at max_seconds, where the time limit is the one the judge applies to the
+    answer's language (the problem's times the language's time factor). The defaults
+    3 × limit + 0.5 s are the judge's wall-clock backstop per test
+    (``codefu_sandbox.judge.wall_backstop``).
 
     Past it the response gets the verdict ``DEADLINE``, ``judge_failure_score`` and
     ``judge_failure=1``. The judge bounds every program itself, so the deadline only fires

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from codefu_data.schema import judge_time_seconds
-from codefu_sandbox import CheckerConfig, GraderConfig
+from codefu_sandbox import CheckerConfig, GraderConfig, check_time_factors
 from codefu_sandbox.graders import get_grader
 from codefu_sandbox.languages import DEFAULT_LANGUAGE
 from codefu_sandbox.rules import JudgingRules
@@ -134,16 +134,23 @@ def checker_params(config: RewardConfig, rules: JudgingRules | None = None) -> d
     return rules_checker_params(config.checker, rules, tolerance=config.float_tolerance)
 
 
+def judged_time_seconds(problem: Problem, config: RewardConfig, language: str) -> float:
+    """The time limit the judge applies to an answer in `language`: the problem's times the
+    language's factor (`Judge.limits_for`, with the judge's defaults filled in)."""
+    return problem.time_seconds * check_time_factors(config.time_factors)[language]
+
+
 def deadline_seconds(
     problem: Problem, config: RewardConfig, language: str = DEFAULT_LANGUAGE
 ) -> float:
     """Compile allowance + per test (limit × wall factor + overhead) + slack, capped. The
-    limit is the one the judge applies to `language` (its time factor), and the tests are
-    as many as the problem's grader may take the time of (`Grader.allowances`: the call
+    limit is the one the judge applies to `language` (`judged_time_seconds`: its time
+    factor; with the defaults, per test the judge's wall backstop), and the tests are as
+    many as the problem's grader may take the time of (`Grader.allowances`: the call
     grader's module load has one test's)."""
     d = config.deadline
-    factor = config.time_factors.get(language, 1.0)
-    per_test = problem.time_seconds * factor * d.wall_factor + d.per_test_overhead_seconds
+    per_test = judged_time_seconds(problem, config, language) * d.wall_factor
+    per_test += d.per_test_overhead_seconds
     tests = get_grader(problem.grader.name).allowances(len(problem.tests))
     return min(d.max_seconds, d.compile_seconds + tests * per_test + d.slack_seconds)
 
