@@ -66,6 +66,36 @@ def test_warm_start_teaches_the_accepted_program_least(sample_data: Path) -> Non
         assert taught == {"accepted": 1, "rejected": 2, "broken": 2}, taught
 
 
+def test_the_warm_start_is_cached_under_CODEFU_CACHE_DIR_and_nowhere_in_home(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The main job's configuration (`train -- cluster=cpu`) with CODEFU_CACHE_DIR set caches
+    its warm start there and writes nothing under the home folder."""
+    from dataclasses import replace
+
+    from codefu_trainer.run.config import TinyModelConfig
+    from codefu_trainer.run.overrides import parse_override
+    from codefu_trainer.training.compose import compose_stage1, to_train_config
+    from codefu_trainer.training.rehearsal.base_model import cached_base_model, warm_start_cache
+
+    root, home = tmp_path / "cache", tmp_path / "home"
+    monkeypatch.setenv("CODEFU_CACHE_DIR", str(root))
+    monkeypatch.setenv("HOME", str(home))
+    cfg = to_train_config(compose_stage1(CONF, [parse_override("cluster=cpu")]))
+    assert warm_start_cache(cfg.rehearsal) == root / "rehearsal"
+    shape = TinyModelConfig(hidden_size=16, intermediate_size=32, num_hidden_layers=1)
+    examples = [([{"role": "user", "content": "a+b"}], "<code>\nint main() {}\n</code>")]
+    out = cached_base_model(
+        shape, replace(cfg.rehearsal, warmup_steps=1), examples, tmp_path / "run" / "base_model"
+    )
+    (cached,) = (root / "rehearsal").iterdir()
+    assert (cached / "config.json").is_file() and (out / "config.json").is_file()
+    assert not home.exists()
+    # Set alone, the warm start's folder wins over the root.
+    alone = replace(cfg.rehearsal, cache_dir=str(tmp_path / "alone"))
+    assert warm_start_cache(alone) == tmp_path / "alone"
+
+
 def _overrides(data: Path, run_dir: Path, steps: int) -> list[str]:
     return [
         "--config-dir",
