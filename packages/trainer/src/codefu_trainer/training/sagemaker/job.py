@@ -122,6 +122,7 @@ def build_job_spec(
         instance_groups=groups,
         entrypoint=[
             "codefu-train",
+            "--verbose",  # a job's log (CloudWatch) keeps everything, libraries' lines too
             "--config-dir",
             JOB_CONFIG_DIR,
             *(["--force"] if force else []),

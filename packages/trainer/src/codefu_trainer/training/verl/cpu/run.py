@@ -15,6 +15,7 @@ from typing import Any
 
 from omegaconf import DictConfig, OmegaConf
 
+from codefu_trainer.run import console
 from codefu_trainer.run.config import TrainConfig
 from codefu_trainer.training.compose import (
     ComposedRun,
@@ -57,6 +58,8 @@ def run(verl: DictConfig, cfg: TrainConfig, run_dir: Path) -> int:
     train (veRL's trainer and the model export, `verl.main.train`), and stop the Ray
     cluster it started, whatever happens."""
     import os
+
+    console.log_to(run_dir)  # library output to <run dir>/codefu-train.log
 
     import ray
 
