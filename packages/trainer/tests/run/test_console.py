@@ -8,10 +8,12 @@ descriptors are redirected and restored.
 
 from __future__ import annotations
 
+import io
 import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from typing import TextIO
 
 import pytest
 
@@ -112,18 +114,24 @@ def test_a_call_restores_the_streams_and_outside_a_command_nothing_changes(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     streams = (sys.stdout, sys.stderr)
+    late: TextIO | io.TextIOBase | None = None
 
     @console.command("codefu-probe")
     def main(argv: object) -> int:
+        nonlocal late
         console.log_to(tmp_path)
         print("codefu-probe: ours")
         print("theirs")
+        late = console.stdout()
         return 0
 
     assert main(None) == 0
     assert (sys.stdout, sys.stderr) == streams
+    assert late is not None
+    late.write("codefu-probe: a table row after the call\n")  # held past the call: as before
     out = capsys.readouterr().out
     assert "codefu-probe: ours" in out and "theirs" not in out
+    assert "a table row after the call" in out
     assert "theirs" in (tmp_path / "codefu-probe.log").read_text()
     console.log_to(tmp_path / "elsewhere")  # no command running: no console to quiet
     print("theirs")

@@ -4,14 +4,13 @@ everything else in the run's log file.
 `@command("codefu-train")` on a CLI's `main` gives the call a console; `--verbose` calls
 `show_everything()`, and every line then comes out as it did before. Once a run knows its
 directory it calls `log_to(<run dir>)`, the log being `<run dir>/<program>.log`: from then
-until `main` returns, a line is
-shown on the terminal only when it is the project's (`is_ours`: it starts with `codefu-`,
-also behind Ray's `(Actor pid=N)` prefix, as lines of veRL's and our Ray actors reach the
-driver through Ray's log forwarding) or is written to `stdout()` (the tables). Every line,
-library warnings, veRL's configuration dump, Ray's notices and anything written to file
-descriptors 1 and 2 (C libraries, child processes) included, goes to the log file. A run
-that fails shows the log's last lines on the terminal. Outside a `@command` call (a test
-calling a job directly) nothing changes.
+until `main` returns, a line is shown on the terminal only when it is the project's
+(`is_ours`: it starts with `codefu-`, also behind Ray's `(Actor pid=N)` prefix, as lines of
+veRL's and our Ray actors reach the driver through Ray's log forwarding) or is written to
+`stdout()` (the tables). Every line, library warnings, veRL's configuration dump, Ray's
+notices and anything written to file descriptors 1 and 2 (C libraries, child processes)
+included, goes to the log file. A run that fails shows the log's last lines on the
+terminal. Outside a `@command` call (a test calling a job directly) nothing changes.
 """
 
 from __future__ import annotations
@@ -89,7 +88,9 @@ class _Console:
 
     def emit(self, text: str, ours: bool, fd: int) -> None:
         with self.lock:
-            assert self.log is not None
+            if self.log is None:  # closed: a thread still holding a router writes as before
+                self.streams[fd - 1].write(text)
+                return
             self.log.write(text)
             if ours:
                 self.terminal[fd].write(text)
@@ -238,8 +239,5 @@ class _Shown(io.TextIOBase):
         return True
 
     def write(self, text: str) -> int:
-        if self.console.log is not None:
-            self.console.show(text)
-        else:  # the call has ended: the terminal is sys.stdout again
-            sys.stdout.write(text)
+        self.console.show(text)
         return len(text)
