@@ -591,8 +591,8 @@ def evaluate(session: nox.Session) -> None:
 
 @nox.session(python=False)
 def bench(session: nox.Session) -> None:
-    """Benchmarks: `nox -s bench -- judge|reward|data|eval|languages` (judge, reward and data
-    when none is named)."""
+    """Benchmarks: `nox -s bench -- judge|reward|data|eval|languages|callbased` (judge, reward
+    and data when none is named)."""
     python = str(use_env(session, "training") / "python")  # eval needs the training stack
     names = session.posargs or ["judge", "reward", "data"]
     for name in names:
@@ -663,14 +663,16 @@ def build(session: nox.Session) -> None:
 
 @nox.session(python=PYTHON)
 def bundle(session: nox.Session) -> None:
-    """Wheels for installing without network: `nox -s bundle -- --out DIR [--profile cuda|cpu]
-    [--python 3.12] [--platform manylinux_2_28_x86_64] [--exclude torch,transformers]
-    [--exclude-from FREEZE] [--wheels DIR] [--dry-run]` (docs/bundle.md; `-- --help`)."""
+    """Wheels for installing without network: `nox -s bundle -- --out DIR [--profile
+    cuda|cpu|smoke] [--python 3.12] [--platform manylinux_2_28_x86_64] [--exclude
+    torch,transformers] [--exclude-from FREEZE] [--wheels DIR] [--dry-run]`; `--profile smoke`
+    writes one tar.xz for `codefu-train --smoke` (docs/bundle.md; `-- --help`)."""
     repo = offline_bundle.Repository(
         packages=PACKAGES,
         profiles=PROFILES,
         python=PYTHON,
         locks=LOCKS,
+        conf=ROOT / "conf",
         version=package_version,
         find_links=find_links_args,
     )

@@ -19,9 +19,11 @@ sequence), decoder, then one of the log-prob paths:
   `actor_rollout_ref.model.use_fused_kernels` (its torch and triton backends) on the hidden
   states and the LM head's weight, log-probs and entropy together;
 
-then loss = -mean(logp * adv) - 0.001 * mean(entropy) and backward. Two forward-only cases
-stand for the log-prob passes: `ref` (reference model: logits path, no entropy, no grad) and
-`old` (the actor's old log-probs: logits path with entropy, no grad).
+then loss = -mean(logp * adv) - 0.001 * mean(entropy) and backward. Three forward-only cases
+stand for the log-prob passes: `ref` (reference model: logits path, no entropy, no grad),
+`old` (the actor's old log-probs: logits path with entropy, no grad) and `old_fused` (the
+same with veRL's fused kernels, torch backend). The old log-probs with fused kernels at 8k,
+16k and 32k tokens: `--paths '' --extra old_fused@8192,old_fused@16384,old_fused@32768`.
 
 The figure per case is `torch.cuda.max_memory_allocated()` minus the allocation before the
 step, when the weights and their bf16 gradients are already allocated (a warm-up step made
@@ -75,7 +77,7 @@ SHAPE_TINY: dict[str, Any] = {
     "tie_word_embeddings": False,
 }
 TRAIN_PATHS = ("off", "logits", "fused_torch", "fused_triton")
-FORWARD_PATHS = ("ref", "old")
+FORWARD_PATHS = ("ref", "old", "old_fused")
 ENTROPY_COEFF = 0.001
 GIB = 1024**3
 
@@ -193,8 +195,9 @@ def step(model: Any, paths: LogProbPaths, path: str, tokens: int, max_seq: int) 
     with torch.set_grad_enabled(not forward_only):
         hidden = model.model(input_ids=ids, position_ids=positions).last_hidden_state[0]
         entropy = None
-        if path.startswith("fused"):
-            logp, entropy = paths.fused_step(path, hidden, model.lm_head.weight, labels)
+        if path.startswith("fused") or path == "old_fused":
+            kernel = "fused_torch" if path == "old_fused" else path
+            logp, entropy = paths.fused_step(kernel, hidden, model.lm_head.weight, labels)
         else:
             logits = model.lm_head(hidden)
             if path in ("logits", "old"):
@@ -250,7 +253,7 @@ def main() -> None:
     parser.add_argument(
         "--extra",
         default="fused_triton@32768,ref@32768,old@32768",
-        help="further PATH@TOKENS cases (forward-only: ref, old)",
+        help="further PATH@TOKENS cases (forward-only: ref, old, old_fused)",
     )
     parser.add_argument("--max-seq", type=int, default=24576, help="longest sequence in a row")
     parser.add_argument("--tiny", action="store_true", help="a tiny model, to check the script")

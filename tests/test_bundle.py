@@ -1,22 +1,31 @@
 """The offline install bundle (`nox -s bundle`, docs/bundle.md).
 
-The end-to-end test makes the CPU twin of the GPU path's bundle for this machine (CPython
-3.11, manylinux x86-64) without torch, as a training image's base environment holds it, and
-installs it into a fresh venv with no package index: the base there is torch alone, installed
-from the `+cpu` wheel the suites install (pip's configured wheel folder, through uv's cache).
-The bundle install uses uv's `--no-index --find-links` with uv offline: the contract of the
-`pip install --no-index --find-links` the bundle's README gives, in about a third of pip's
-time on 2 cores (docs/bundle.md says what was checked with pip by hand). Then the commands
-run: `codefu-train --help`, `import verl, ray`.
+The end-to-end tests make bundles for this machine (CPython 3.11, manylinux x86-64) and use
+them with no package index beside a fresh venv whose base is torch alone, as a GPU host's
+base environment holds it (the `+cpu` wheel the suites install, from pip's configured wheel
+folder through uv's cache):
+
+- the CPU twin of the GPU path's bundle, without torch, installed with uv's `--no-index
+  --find-links` and uv offline (the contract of the `pip install --no-index --find-links` the
+  bundle's README gives, in about a third of pip's time on 2 cores; docs/bundle.md says what
+  was checked with pip by hand); then `codefu-train --help`, `import verl, ray`;
+- the smoke archive (`--profile smoke`) for that venv's `pip freeze`, unpacked, then one
+  GRPO step of veRL's trainer on the CPU from it with every import recorded
+  (tests/smoke_bundle/): none of the parts it removed from Ray is imported.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
+import tarfile
+import tempfile
+import time
 from pathlib import Path
 
 import pytest
@@ -25,12 +34,19 @@ from repo import ROOT, lock_pins
 sys.path.insert(0, str(ROOT))
 from noxfile import find_links_args
 from tools.bundle import (
-    excluded_by_base,
+    RAY_UI,
+    RAY_UNUSED,
+    UNUSED,
+    left_out,
     parse_base,
     parse_resolution,
+    preferred_versions,
     target_tags,
+    trim_ray,
     wheel_fits,
 )
+
+HERE = Path(__file__).resolve().parent
 
 
 def test_a_freeze_file_and_names_give_the_base_environment() -> None:
@@ -79,12 +95,61 @@ vllm==0.24.0
         "nvidia-cudnn-cu13",
         "torch",
     }
-    excluded = excluded_by_base(pins, needed_by, {"torch": None, "numpy": "2.0"})
+    excluded, carried = left_out(pins, needed_by, {"torch": None, "numpy": "2.0"})
     assert excluded == {
         "torch": "in the base environment",
         "nvidia-cudnn-cu13": "needed only by torch",
         "nvidia-cublas": "needed only by nvidia-cudnn-cu13, torch",
     }
+    assert carried == {}
+
+
+def test_a_base_version_the_resolution_cannot_keep_is_carried_with_what_it_needs() -> None:
+    """A GPU host's transformers 5.17 where veRL needs < 5.11: the bundle carries the
+    resolved one; the base's torch (its local version aside) and vllm's own needs stay out."""
+    pins = {"torch": "2.11.0", "transformers": "5.9.0", "tokenizers": "0.22.2", "verl": "0.9.1"}
+    needed_by = {
+        "torch": {"verl"},
+        "transformers": {"verl"},
+        "tokenizers": {"transformers"},
+        "verl": set(),
+    }
+    base = {"torch": "2.11.0+cu130", "transformers": "5.17.0", "tokenizers": "0.22.2"}
+    excluded, carried = left_out(pins, needed_by, base)
+    assert excluded == {"torch": "in the base environment", "tokenizers": "in the base environment"}
+    assert carried == {"transformers": "the base has 5.17.0; the resolution needs 5.9.0"}
+    # The resolution prefers the base's versions (no local parts: an index has none), then the
+    # lock's.
+    assert preferred_versions({"torch": "2.11.0", "ray": "2.60.0"}, base) == {
+        "torch": "2.11.0",
+        "ray": "2.60.0",
+        "transformers": "5.17.0",
+        "tokenizers": "0.22.2",
+    }
+
+
+def test_trimming_ray_removes_the_unused_parts_and_keeps_the_dashboard_folders(
+    tmp_path: Path,
+) -> None:
+    site = tmp_path / "site"
+    for part in (*RAY_UNUSED, "ray/_private", f"{RAY_UI}/static/js"):
+        (site / part).mkdir(parents=True)
+        (site / part / "x.py").write_text("")
+    (site / RAY_UI / "index.html").write_text("<html>")
+    removed = trim_ray(site)
+    assert set(removed) == {*RAY_UNUSED, RAY_UI}
+    assert not any((site / part).exists() for part in RAY_UNUSED)
+    assert (site / "ray/_private/x.py").is_file()
+    assert (site / RAY_UI / "static/js").is_dir()
+    assert not [p for p in (site / RAY_UI).rglob("*") if p.is_file()]
+    assert trim_ray(tmp_path / "no-ray") == {}
+    (site / "ray/jars").mkdir()
+    (site / "ray/jars/ray_dist.jar").write_text("")
+    for part in RAY_UNUSED:
+        (site / part).mkdir(parents=True, exist_ok=True)
+    (site / "ray/llm").rmdir()  # a Ray without one of them: the list must be updated
+    with pytest.raises(FileNotFoundError, match="ray/llm"):
+        trim_ray(site)
 
 
 def test_target_tags_take_older_manylinux_wheels_and_only_the_target_python() -> None:
@@ -104,10 +169,23 @@ def test_target_tags_take_older_manylinux_wheels_and_only_the_target_python() ->
     assert not wheel_fits("flash_attn-2.8.3-cp312-cp312-linux_aarch64.whl", there)
 
 
-def _run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+def _run(
+    *args: str, env: dict[str, str] | None = None, timeout: int = 600
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        args, capture_output=True, text=True, timeout=600, check=False, cwd=ROOT, env=env
+        args, capture_output=True, text=True, timeout=timeout, check=False, cwd=ROOT, env=env
     )
+
+
+def _fresh_torch_env(uv: str, venv: Path) -> str:
+    """A new venv holding torch alone (the CPU lock's, through uv's cache); its python."""
+    python = str(venv / "bin" / "python")
+    assert _run(uv, "venv", "--quiet", "--python", "3.11", str(venv)).returncode == 0
+    torch_pin = f"torch=={lock_pins('cpu')['torch']}"
+    base = _run(uv, "pip", "install", "--quiet", "--python", python, torch_pin,
+                "-c", str(ROOT / "locks" / "cpu.txt"), *find_links_args("cpu"))  # fmt: skip
+    assert base.returncode == 0, base.stderr
+    return python
 
 
 @pytest.mark.slow
@@ -141,12 +219,7 @@ def test_the_cpu_bundle_installs_offline_beside_a_torch_base_and_runs(tmp_path: 
         assert "://" not in text, "the bundle's notes must not name package index hosts"
 
     venv = tmp_path / "fresh"
-    python = str(venv / "bin" / "python")
-    assert _run(uv, "venv", "--quiet", "--python", "3.11", str(venv)).returncode == 0
-    torch_pin = f"torch=={lock_pins('cpu')['torch']}"
-    base = _run(uv, "pip", "install", "--quiet", "--python", python, torch_pin,
-                "-c", str(ROOT / "locks" / "cpu.txt"), *find_links_args("cpu"))  # fmt: skip
-    assert base.returncode == 0, base.stderr
+    python = _fresh_torch_env(uv, venv)
     offline = {**os.environ, "UV_OFFLINE": "1"}
     offline = {
         k: v
@@ -169,3 +242,126 @@ def test_the_cpu_bundle_installs_offline_beside_a_torch_base_and_runs(tmp_path: 
     assert imported.returncode == 0, imported.stderr
     pins = lock_pins("cpu")
     assert imported.stdout.split() == [pins["verl"], pins["ray"], pins["torch"]]
+
+
+# The modules of the parts trim_ray removes ("ray/rllib" → "ray.rllib").
+RAY_UNUSED_MODULES = tuple(part.replace("/", ".") for part in RAY_UNUSED if part != "ray/jars")
+
+
+def _audited_imports(folder: Path) -> dict[str, set[str]]:
+    """Module name → how the audit saw it looked up ("import", "probe"), over every process."""
+    seen: dict[str, set[str]] = {}
+    for record in folder.glob("*.txt"):
+        for line in record.read_text().splitlines():
+            name, _, kind = line.partition(" ")
+            seen.setdefault(name, set()).add(kind)
+    return seen
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(3000)
+def test_the_smoke_archive_runs_a_verl_step_beside_a_torch_base(tmp_path: Path) -> None:
+    uv = shutil.which("uv")
+    assert uv, "uv is installed with the repository tests (nox -s tests)"
+    took: dict[str, float] = {}
+    start = time.monotonic()
+    python = _fresh_torch_env(uv, tmp_path / "base")
+    frozen = _run(uv, "pip", "freeze", "--python", python)
+    assert frozen.returncode == 0 and "torch==" in frozen.stdout, frozen.stderr
+    (tmp_path / "base.txt").write_text(frozen.stdout)
+    took["torch base"] = time.monotonic() - start
+
+    # The archive for this machine's Python and platform (3.11, manylinux_2_28_x86_64); xz's
+    # fastest preset: the size is docs/bundle.md's business, not this test's.
+    start = time.monotonic()
+    out = tmp_path / "out"
+    nox_env = {k: v for k, v in os.environ.items() if not k.startswith("NOX")}
+    done = _run(
+        sys.executable, "-m", "nox", "-f", str(ROOT / "noxfile.py"), "-s", "bundle", "--",
+        "--profile", "smoke", "--exclude-from", str(tmp_path / "base.txt"), "--xz-preset", "0",
+        "--out", str(out), env=nox_env, timeout=1500,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-4000:]
+    took["bundle"] = time.monotonic() - start
+    name = "codefu-smoke-cp311-manylinux_2_28_x86_64.tar.xz"
+    assert sorted(p.name for p in out.iterdir()) == [name, f"{name}.sha256"]
+    with (out / name).open("rb") as f:
+        digest = hashlib.file_digest(f, "sha256").hexdigest()
+    assert (out / f"{name}.sha256").read_text() == f"{digest}  {name}\n"
+
+    start = time.monotonic()
+    with tarfile.open(out / name) as tar:
+        tar.extractall(tmp_path / "unpacked", filter="data")
+    took["unpack"] = time.monotonic() - start
+    root = tmp_path / "unpacked" / "codefu-smoke"
+    site = root / "site"
+    manifest = json.loads((root / "manifest.json").read_text())
+    readme = (root / "README.md").read_text()
+    assert "codefu-smoke/codefu-train --smoke" in readme and f"sha256sum -c {name}.sha256" in readme
+    for text in (readme, json.dumps(manifest)):
+        assert "://" not in text, "the archive's notes must not name package index hosts"
+    assert manifest["excluded"]["torch"] == "in the base environment"
+    assert set(manifest["ray_removed"]) == {*RAY_UNUSED, RAY_UI}
+    assert not [part for part in RAY_UNUSED if (site / part).exists()]
+    assert not [p for p in (site / RAY_UI).rglob("*") if p.is_file()]
+    installed = {
+        re.sub(r"[-_.]+", "-", p.name.split("-")[0]).lower() for p in site.glob("*.dist-info")
+    }
+    assert {"verl", "ray", "transformers", "tokenizers", "codefu-trainer"} <= installed
+    assert not installed & {"torch", *UNUSED["smoke"]}
+    assert manifest["versions"]["transformers"] == lock_pins("cuda")["transformers"]
+
+    # One GRPO step of veRL's trainer on this CPU from the unpacked archive, offline, the
+    # dashboard on (as a GPU run starts it), every process's imports recorded.
+    audit = tmp_path / "audit"
+    audit.mkdir()
+    ray_tmp = Path(tempfile.mkdtemp(prefix="cf-bundle-", dir="/tmp"))  # short socket paths
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("UV_", "PIP_", "NOX", "PYTHON", "VIRTUAL_ENV", "RAY_ADDRESS"))
+    }
+    env |= {
+        "PYTHONPATH": f"{site}:{HERE / 'smoke_bundle'}",
+        "CODEFU_IMPORT_AUDIT": str(audit),
+        "CUDA_VISIBLE_DEVICES": "",
+        "HF_HUB_OFFLINE": "1",
+        "RAY_TMPDIR": str(ray_tmp),
+    }
+    absent = _run(
+        python, "-c", "import importlib.metadata as m, sys\n"
+        "for name in sys.argv[1:]:\n"
+        "    try: m.distribution(name); print(name)\n"
+        "    except m.PackageNotFoundError: pass", *UNUSED["smoke"], env=env,
+    )  # fmt: skip
+    assert absent.returncode == 0 and absent.stdout == "", absent.stdout + absent.stderr
+    data = tmp_path / "data"
+    start = time.monotonic()
+    prepared = _run(python, "-m", "codefu_data.cli", "prepare", "--source", "sample", "--out",
+                    str(data), "--no-progress", env=env)  # fmt: skip
+    assert prepared.returncode == 0, prepared.stderr[-3000:]
+    try:
+        step = _run(
+            python, "-m", "codefu_trainer.training.cli",  # its start-up check asks for veRL
+            "--config-dir", str(root / "conf"), "cluster=cpu_verl", f"data.out_dir={data}",
+            f"run.dir={tmp_path / 'run'}", "run.tracking.mlflow=false", "rehearsal.steps=1",
+            "rehearsal.warmup_steps=0", f"rehearsal.cache_dir={tmp_path / 'warm'}",
+            "rehearsal.prompts_per_step=1", "rehearsal.num_generations=4",
+            "run.export_final=false", "++ray_kwargs.ray_init.include_dashboard=true",
+            env=env, timeout=2000,
+        )  # fmt: skip
+    finally:
+        shutil.rmtree(ray_tmp, ignore_errors=True)
+    took["data and one veRL step"] = time.monotonic() - start
+    print("test_the_smoke_archive: seconds", {k: round(v) for k, v in took.items()})
+    assert step.returncode == 0, step.stdout[-6000:] + step.stderr[-3000:]
+    assert re.search(r"step:1 - .*critic/score/mean:", step.stdout), step.stdout[-3000:]
+
+    seen = _audited_imports(audit)
+    assert len(list(audit.glob("*.txt"))) >= 5, "the audit saw the run's Ray processes"
+    assert any(n.startswith("verl.trainer") for n in seen), "the audit saw veRL's trainer"
+    assert any(n.startswith("ray.dashboard.modules") for n in seen), "the dashboard ran"
+    dropped = sorted(
+        n for n in seen if any(n == m or n.startswith(m + ".") for m in RAY_UNUSED_MODULES)
+    )
+    assert dropped == [], dropped

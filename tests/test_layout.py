@@ -222,10 +222,12 @@ LAYERS = (
     ),
     Layer(
         "codefu_trainer.training.verl.cpu",
-        why="veRL on CPU is reached only through its entry point, from codefu-train's dispatch "
-        "and its --smoke",
+        why="veRL on CPU is reached only through its entry point and its settings, from its "
+        "cluster kind and codefu-train's --smoke",
         entry_points={
-            "codefu_trainer.training.cli": frozenset({"codefu_trainer.training.verl.cpu.run"}),
+            "codefu_trainer.training.clusters.cpu_verl": frozenset(
+                {"codefu_trainer.training.verl.cpu.run", "codefu_trainer.training.verl.cpu.config"}
+            ),
             "codefu_trainer.training.smoke.stages": frozenset(
                 {"codefu_trainer.training.verl.cpu.run"}
             ),
@@ -252,10 +254,17 @@ def layer_violations(
     return found
 
 
+def _plant(root: Path, files: Mapping[str, str]) -> None:
+    """Write a planted module tree: path under `root` → text."""
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+
+
 def test_the_trainer_layers_hold() -> None:
     """The reward imports none of run, evaluation and training; the run layer imports neither
-    evaluation nor training; evaluation never imports training; nothing but codefu-train's
-    dispatch imports veRL on CPU, and that only through its entry point."""
+    evaluation nor training; evaluation never imports training; nothing but its cluster kind
+    and the smoke imports veRL on CPU, and that only through its entry point and settings."""
     graph = _import_graph(_source_modules())
     assert not layer_violations(graph), "\n".join(layer_violations(graph))
 
@@ -263,8 +272,8 @@ def test_the_trainer_layers_hold() -> None:
 def test_the_layer_check_finds_a_forbidden_import(tmp_path: Path) -> None:
     """A planted module tree with one import across each layer the wrong way (some inside a
     function, as moved code tends to have them): each is reported; the allowed imports
-    (run → reward, evaluation → run and reward, training → all three, the CLI → the CPU
-    entry point, within a package) are not."""
+    (run → reward, evaluation → run and reward, training → all three, the cpu_verl kind →
+    the CPU entry point and settings, within a package) are not."""
     files = {
         "codefu_trainer/__init__.py": "",
         "codefu_trainer/reward/__init__.py": "",
@@ -299,16 +308,19 @@ def test_the_layer_check_finds_a_forbidden_import(tmp_path: Path) -> None:
         "codefu_trainer/training/cli.py": (
             "from codefu_trainer.evaluation.run import evaluate\n"
             "from codefu_trainer.reward import rules\n"
-            "from codefu_trainer.training.verl.cpu import run\n"
             "import codefu_trainer.training.verl.cpu.patches\n"
+        ),
+        "codefu_trainer/training/clusters/__init__.py": "",
+        "codefu_trainer/training/clusters/cpu_verl.py": (
+            "from codefu_trainer.training.verl.cpu import run\n"
+            "from codefu_trainer.training.verl.cpu.config import EXTENSION\n"
         ),
         "codefu_trainer/training/verl/cpu/__init__.py": "",
         "codefu_trainer/training/verl/cpu/run.py": "from . import patches\n",
         "codefu_trainer/training/verl/cpu/patches.py": "",
+        "codefu_trainer/training/verl/cpu/config.py": "",
     }
-    for name, text in files.items():
-        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / name).write_text(text)
+    _plant(tmp_path, files)
     graph = _import_graph(_modules_under(tmp_path, "codefu_trainer"))
     assert sorted(v.split(" (")[0] for v in layer_violations(graph)) == [
         "codefu_trainer.evaluation.run → codefu_trainer.training.compose",
@@ -319,6 +331,151 @@ def test_the_layer_check_finds_a_forbidden_import(tmp_path: Path) -> None:
         "codefu_trainer.run.progress → codefu_trainer.evaluation.summary",
         "codefu_trainer.training.cli → codefu_trainer.training.verl.cpu.patches",
         "codefu_trainer.training.verl.main → codefu_trainer.training.verl.cpu.run",
+    ]
+
+
+# The floors inside the sandbox (docs/ARCHITECTURE.md, "Packages"), from the ground up: a
+# module imports only modules on its own floor or below (its top-level module or package
+# names its place); the package's face, `codefu_sandbox/__init__.py`, stands above them all.
+SANDBOX_FLOORS: tuple[tuple[str, ...], ...] = (
+    ("records", "models", "verdicts", "isolation", "uids"),  # plain records, decisions, host
+    ("cgroups", "process", "sandbox_binary", "run_server", "runner"),  # one process, confined
+    ("languages",),  # building a source into a program
+    ("checker_runner",),  # running a checker program
+    ("checkers", "rules"),  # comparing an output; a statement's rules → checker parameters
+    ("graders",),  # running and comparing a submission's tests
+    ("judge",),  # build once, grade, decide the report
+    ("cli",),  # codefu-judge
+)
+
+
+def floor_violations(
+    graph: Mapping[str, set[str]],
+    package: str = "codefu_sandbox",
+    floors: tuple[tuple[str, ...], ...] = SANDBOX_FLOORS,
+) -> list[str]:
+    """Each import in `package` that runs up a floor ("importer → imported (floor i → j)"),
+    and each module of it on no floor ("module (on no floor)")."""
+    level = {name: index for index, names in enumerate(floors) for name in names}
+    found: list[str] = []
+
+    def floor(module: str) -> int | None:
+        place = module.removeprefix(package + ".").split(".")[0]
+        return None if module == package else level.get(place, -1)
+
+    for importer, imported in sorted(graph.items()):
+        if not _within(importer, package) or (own := floor(importer)) is None:
+            continue
+        if own < 0:
+            found.append(f"{importer} (on no floor)")
+            continue
+        for target in sorted(imported):
+            other = floor(target) if _within(target, package) else None
+            if other is not None and other > own:
+                found.append(f"{importer} → {target} (floor {own + 1} → {other + 1})")
+    return found
+
+
+def test_the_sandbox_floors_hold() -> None:
+    """No import in the sandbox runs up a floor, and every module stands on one."""
+    graph = _import_graph(_source_modules())
+    assert not floor_violations(graph), "\n".join(floor_violations(graph))
+
+
+def test_the_floor_check_finds_an_import_up_a_floor(tmp_path: Path) -> None:
+    """A planted sandbox with an import up a floor from each level (some inside a function)
+    and a module on no floor: each is reported; imports down and within a floor are not."""
+    files = {
+        "codefu_sandbox/__init__.py": "from codefu_sandbox.judge import Judge\n",
+        "codefu_sandbox/records.py": "",
+        "codefu_sandbox/verdicts.py": (
+            "from codefu_sandbox.records import RunOutcome\n"
+            "def f():\n    from codefu_sandbox.runner import Runner\n"
+        ),
+        "codefu_sandbox/runner.py": "from codefu_sandbox import process, records\n",
+        "codefu_sandbox/process.py": "import codefu_sandbox.languages\n",
+        "codefu_sandbox/languages/__init__.py": "from codefu_sandbox.languages import cpp\n",
+        "codefu_sandbox/languages/cpp.py": (
+            "from codefu_sandbox.runner import Runner\n"
+            "from codefu_sandbox.checker_runner import CheckerError\n"
+        ),
+        "codefu_sandbox/checker_runner.py": "from codefu_sandbox.languages import cpp\n",
+        "codefu_sandbox/graders/__init__.py": "",
+        "codefu_sandbox/graders/stdio.py": (
+            "from codefu_sandbox.checker_runner import x\nfrom codefu_sandbox import judge\n"
+        ),
+        "codefu_sandbox/judge.py": "from codefu_sandbox.graders import stdio\n",
+        "codefu_sandbox/helpers.py": "",
+    }
+    _plant(tmp_path, files)
+    graph = _import_graph(_modules_under(tmp_path, "codefu_sandbox"))
+    assert floor_violations(graph) == [
+        "codefu_sandbox.graders.stdio → codefu_sandbox.judge (floor 6 → 7)",
+        "codefu_sandbox.helpers (on no floor)",
+        "codefu_sandbox.languages.cpp → codefu_sandbox.checker_runner (floor 3 → 4)",
+        "codefu_sandbox.process → codefu_sandbox.languages (floor 2 → 3)",
+        "codefu_sandbox.verdicts → codefu_sandbox.runner (floor 1 → 2)",
+    ]
+
+
+# The floors inside the trainer's training/ (docs/ARCHITECTURE.md, "Packages"), from the
+# ground up: a room (a sub-package or a top-level module) imports only rooms on its own floor
+# or below; the package's face, `training/__init__.py`, stands above them all.
+TRAINING_FLOORS: tuple[tuple[str, ...], ...] = (
+    ("composed_run", "phase_probe", "curriculum", "checkpoints", "report"),  # plain records
+    ("rehearsal", "planning", "sagemaker"),  # the CPU rehearsal, the GPU preflight, a job spec
+    ("verl",),  # veRL: stage 2, its trainer process; veRL on CPU
+    ("compose",),  # both stages of a run
+    ("clusters", "smoke"),  # the cluster kinds; codefu-train --smoke
+    ("cli",),  # codefu-train
+)
+
+
+def test_the_training_floors_hold() -> None:
+    """Inside training/ no import runs up a floor, and every room stands on one: the plain
+    records at the bottom, the cluster kinds and the smoke above composition, the CLI on top."""
+    graph = _import_graph(_source_modules())
+    found = floor_violations(graph, "codefu_trainer.training", TRAINING_FLOORS)
+    assert not found, "\n".join(found)
+
+
+def test_the_floor_check_finds_an_import_up_a_training_floor(tmp_path: Path) -> None:
+    """A planted training/ tree: imports up a floor (one inside a function, as the production
+    trainer once imported the smoke's probe) and a room on no floor are reported; imports
+    down a floor and within a room are not."""
+    DOWN = "from codefu_trainer.training import compose\n"
+    _plant(
+        tmp_path,
+        {
+            "codefu_trainer/__init__.py": "",
+            "codefu_trainer/run/__init__.py": "",
+            "codefu_trainer/run/config.py": "",
+            "codefu_trainer/training/__init__.py": "",
+            "codefu_trainer/training/composed_run.py": "from codefu_trainer.run.config import x\n",
+            "codefu_trainer/training/compose.py": (
+                "from codefu_trainer.training.composed_run import ComposedRun\n"
+                "from codefu_trainer.training.verl import config\n"
+                "def f():\n    from codefu_trainer.training.clusters import local\n"
+            ),
+            "codefu_trainer/training/verl/__init__.py": "",
+            "codefu_trainer/training/verl/config.py": "",
+            "codefu_trainer/training/verl/trainer.py": (
+                "from codefu_trainer.training.verl import config\n"
+                "def f():\n    from codefu_trainer.training.smoke.probe import probe\n"
+            ),
+            "codefu_trainer/training/smoke/__init__.py": "",
+            "codefu_trainer/training/smoke/probe.py": "",
+            "codefu_trainer/training/smoke/stages.py": DOWN,
+            "codefu_trainer/training/clusters/__init__.py": "",
+            "codefu_trainer/training/clusters/local.py": DOWN,
+            "codefu_trainer/training/attic.py": "",
+        },
+    )
+    graph = _import_graph(_modules_under(tmp_path, "codefu_trainer"))
+    assert floor_violations(graph, "codefu_trainer.training", TRAINING_FLOORS) == [
+        "codefu_trainer.training.attic (on no floor)",
+        "codefu_trainer.training.compose → codefu_trainer.training.clusters.local (floor 4 → 5)",
+        "codefu_trainer.training.verl.trainer → codefu_trainer.training.smoke.probe (floor 3 → 5)",
     ]
 
 

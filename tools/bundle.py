@@ -1,5 +1,7 @@
 """The offline install bundle of `nox -s bundle` (docs/bundle.md): every wheel a profile's
-install needs for a target Python and platform, for `pip install --no-index --find-links`.
+install needs for a target Python and platform, for `pip install --no-index --find-links`;
+for `--profile smoke`, what `codefu-train --smoke` imports, installed into one folder and
+packed as one `tar.xz` archive to unpack on a GPU host beside its torch.
 
 Pure steps (names, the base environment, the resolution, what is left out, the target's wheel
 tags, the bundle's notes) and the session's steps, which take the nox session and what they
@@ -14,6 +16,7 @@ import json
 import os
 import re
 import shutil
+import tarfile
 import tomllib
 import urllib.request
 from collections.abc import Callable
@@ -32,6 +35,7 @@ class Repository:
     profiles: tuple[str, ...]  # the lock profiles: locks/<profile>.in, locks/<profile>.txt
     python: str  # the CPython X.Y the locks are for: --python's default
     locks: Path
+    conf: Path  # the Hydra configs codefu-train reads (the smoke archive carries them)
     version: Callable[[str], str]  # a package's version, from its pyproject.toml
     find_links: Callable[[str], list[str]]  # uv's --find-links arguments for a profile
 
@@ -47,7 +51,47 @@ INSTALLS: dict[str, tuple[str, ...]] = {
     ),
     # Its CPU twin: the same without the GPU-only extras.
     "cpu": ("sandbox", "data", "launcher[submit]", "trainer[train,sagemaker-mlflow]"),
+    # `codefu-train --smoke` on a GPU host without vLLM (the `hf` rollout): the training
+    # stack less what the smoke never imports (UNUSED["smoke"]).
+    "smoke": ("sandbox", "data", "launcher", "trainer[train]"),
 }
+# The lock whose versions a profile keeps where they fit the target (the smoke: the versions
+# veRL 0.9.1 is tested with, transformers 5.9.0 among them).
+LOCK_OF = {"cuda": "cuda", "cpu": "cpu", "smoke": "cuda"}
+# Profiles installed into one folder and packed as one archive rather than left as wheels.
+ARCHIVES = ("smoke",)
+# Distributions the smoke's closure declares but its path never imports, and why: kept out of
+# its resolution (uv's --excludes), so neither they, what only they need, nor their version
+# limits reach the bundle. tests/test_bundle.py runs the smoke's veRL step without them.
+UNUSED = {
+    "smoke": {
+        "trl": "the CPU rehearsal's trainer (cluster=cpu); veRL imports it only where installed",
+        "mlflow": "tracking, which the smoke turns off (run.tracking.mlflow=false)",
+        "matplotlib": "the plots of the rehearsal and of `nox -s report`",
+        "wandb": "a veRL tracker; the smoke logs to the console",
+        "tensorboard": "a veRL tracker; the smoke logs to the console",
+        "pylatexenc": "veRL's math answer scoring; the smoke's reward is the judge",
+        "pybind11": "a build tool veRL declares",
+        "virtualenv": "Ray's per-job virtualenvs (runtime_env pip/uv), which no run asks for",
+        "py-spy": "the Ray dashboard's on-demand stack dumps and profiles",
+        "smart-open": "Ray's remote working_dir and py_modules, which no run uses",
+        "cryptography": "google-auth's signing (through Ray's opencensus), which no run calls",
+    }
+}
+# Parts of Ray the smoke's path never imports or reads (the test's import audit: no module
+# under them is imported), removed from the installed tree.
+RAY_UNUSED = {
+    "ray/jars": "Java workers' jars (no Java in a run)",
+    "ray/rllib": "Ray RLlib",
+    "ray/tune": "Ray Tune",
+    "ray/train": "Ray Train",
+    "ray/serve": "Ray Serve",
+    "ray/data": "Ray Data",
+    "ray/llm": "Ray's LLM serving",
+}
+# The dashboard's web UI, served only to a browser: its files go, its folders stay (Ray's
+# dashboard refuses to start on Linux without them).
+RAY_UI = "ray/dashboard/client/build"
 # Extras whose packages may ship only a source archive built on the target (flash-attn).
 SOURCE_EXTRAS = {"flash-attn": "flash-attn"}
 # Wheels downloaded or built for bundles, reused by the next bundle when their sha256 matches.
@@ -95,24 +139,49 @@ def parse_resolution(text: str) -> tuple[dict[str, str], dict[str, set[str]]]:
     return pins, needed_by
 
 
-def excluded_by_base(
-    pins: dict[str, str], needed_by: dict[str, set[str]], base: dict[str, str | None]
-) -> dict[str, str]:
-    """What the bundle leaves out → why: what the base has, and what only those need.
+def same_release(a: str, b: str) -> bool:
+    """Whether two versions are one release, local parts aside (`2.11.0+cu130`, `2.11.0`)."""
+    return a.split("+", 1)[0] == b.split("+", 1)[0]
 
-    A package every one of whose dependents is left out is needed only by the base's own
-    packages, which a working base environment already holds (torch's CUDA libraries).
+
+def preferred_versions(lock: dict[str, str], base: dict[str, str | None]) -> dict[str, str]:
+    """The versions a resolution keeps where they fit: the base environment's (their local
+    parts dropped: the package index has none), else the lock's."""
+    found = dict(lock)
+    for name, version in base.items():
+        if version:
+            found[name] = version.split("+", 1)[0]
+    return found
+
+
+def left_out(
+    pins: dict[str, str], needed_by: dict[str, set[str]], base: dict[str, str | None]
+) -> tuple[dict[str, str], dict[str, str]]:
+    """What the bundle leaves out → why, and what it carries although the base has it → why.
+
+    Left out: what the base has (by name, or in the resolved version) and what only those
+    need: a package every one of whose dependents is left out is needed only by the base's
+    own packages, which a working base environment already holds (torch's CUDA libraries).
+    Carried: what the base has in a version the resolution could not keep (transformers
+    5.17 where veRL needs < 5.11).
     """
-    out = {name: "in the base environment" for name in pins if name in base}
+    out: dict[str, str] = {}
+    carried: dict[str, str] = {}
+    for name in pins.keys() & base.keys():
+        version = base[name]
+        if version and not same_release(version, pins[name]):
+            carried[name] = f"the base has {version}; the resolution needs {pins[name]}"
+        else:
+            out[name] = "in the base environment"
     changed = True
     while changed:
         changed = False
         for name, users in needed_by.items():
-            if name in out or not users or not users <= out.keys():
+            if name in out or name in carried or not users or not users <= out.keys():
                 continue
             out[name] = "needed only by " + ", ".join(sorted(users))
             changed = True
-    return out
+    return out, carried
 
 
 def target_platforms(platform: str) -> list[str]:
@@ -157,9 +226,11 @@ def argument_parser(repo: Repository) -> argparse.ArgumentParser:
     parser.add_argument("--out", type=Path, help="an empty or new folder for the bundle")
     parser.add_argument(
         "--profile",
-        choices=repo.profiles,
+        choices=list(INSTALLS),
         default="cuda",
-        help="cuda: what the training image installs (default); cpu: its CPU twin",
+        help="cuda: what the training image installs (default); cpu: its CPU twin; smoke: "
+        "what `codefu-train --smoke` imports, installed into one folder and packed as one "
+        "tar.xz archive to unpack beside the target's torch",
     )
     parser.add_argument(
         "--python", default=repo.python, help=f"target CPython X.Y (default {repo.python})"
@@ -184,7 +255,8 @@ def argument_parser(repo: Repository) -> argparse.ArgumentParser:
         default=[],
         type=Path,
         metavar="FILE",
-        help="a file of such names, one a line, or the base's `pip freeze`",
+        help="a file of such names, one a line, or the base's `pip freeze` (a version the "
+        "resolution cannot keep is carried in the bundle, the lock's where it fits)",
     )
     parser.add_argument(
         "--wheels",
@@ -194,6 +266,15 @@ def argument_parser(repo: Repository) -> argparse.ArgumentParser:
         metavar="DIR",
         help="a folder of wheels built elsewhere (flash-attn built on the "
         "target), used in place of building a source archive here",
+    )
+    parser.add_argument(
+        "--xz-preset",
+        type=int,
+        choices=range(10),
+        default=9,
+        metavar="0-9",
+        help="--profile smoke: the archive's xz preset; 9 (default) the smallest (its 64 MiB "
+        "window finds what Ray's binaries share), 0 the fastest",
     )
     parser.add_argument(
         "--dry-run",
@@ -232,22 +313,31 @@ def parse_request(session: nox.Session, repo: Repository) -> argparse.Namespace:
     return args
 
 
-def _resolve(session: nox.Session, args: argparse.Namespace, repo: Repository, tmp: Path) -> Path:
-    """`uv pip compile` of the profile's install for the target, preferring the lock's
-    versions (uv keeps a pin of the output file where it still fits the target)."""
-    request = tmp / "bundle.in"
-    # The profile's own plain requirements too (locks/cuda.in: flash-attn's build tools).
+def _requests(args: argparse.Namespace, repo: Repository) -> list[str]:
+    """The profile's install as requirement lines: its packages, and the lock profile's own
+    plain requirements (locks/cuda.in: flash-attn's build tools) where the profile is one."""
+    local = [f"./packages/{spec}" for spec in INSTALLS[args.profile]]
+    if args.profile not in repo.profiles:
+        return local
     plain = [
         line.strip() for line in (repo.locks / f"{args.profile}.in").read_text().splitlines()
         if line.strip() and not line.lstrip().startswith(("#", "-"))
     ]  # fmt: skip
-    local = [f"./packages/{spec}" for spec in INSTALLS[args.profile]]
-    request.write_text("".join(f"{line}\n" for line in (*local, *plain)))
+    return [*local, *plain]
+
+
+def _resolve(session: nox.Session, args: argparse.Namespace, repo: Repository, tmp: Path) -> Path:
+    """`uv pip compile` of the profile's install for the target, preferring the base's versions,
+    then the lock's (uv keeps a pin of the output file where it still fits the target). Where
+    the base's version does not fit, a second resolution prefers the lock's for it."""
+    request = tmp / "bundle.in"
+    request.write_text("".join(f"{line}\n" for line in _requests(args, repo)))
+    lock_name = LOCK_OF[args.profile]
+    lock = parse_resolution((repo.locks / f"{lock_name}.txt").read_text())[0]
     resolved = tmp / "resolved.txt"
-    shutil.copyfile(repo.locks / f"{args.profile}.txt", resolved)
     major, glibc, arch = PLATFORM_TAG.fullmatch(args.platform).groups()  # type: ignore[union-attr]
     env = None
-    if args.profile == "cuda":  # a CPU wheel index would hand the CUDA profile `+cpu` torch
+    if lock_name == "cuda":  # a CPU wheel index would hand the CUDA profile `+cpu` torch
         env = {"UV_EXTRA_INDEX_URL": None, "UV_FIND_LINKS": None}
     target = [
         "--python-version",
@@ -256,9 +346,21 @@ def _resolve(session: nox.Session, args: argparse.Namespace, repo: Repository, t
         f"{arch}-manylinux_{major}_{glibc}",
     ]
     ours = [arg for p in repo.packages for arg in ("--no-emit-package", f"codefu-{p}")]
-    common = ["--quiet", "--config-file", "locks/uv.toml", *target, *repo.find_links(args.profile)]
-    session.run("uv", "pip", "compile", str(request), *common, *ours, "-o", str(resolved),
-                external=True, env=env)  # fmt: skip
+    common = ["--quiet", "--config-file", "locks/uv.toml", *target, *repo.find_links(lock_name)]
+    unused = tmp / "unused.txt"
+    unused.write_text("".join(f"{name}\n" for name in UNUSED.get(args.profile, {})))
+
+    def compile_preferring(preferred: dict[str, str]) -> dict[str, str]:
+        resolved.write_text("".join(f"{n}=={v}\n" for n, v in sorted(preferred.items())))
+        session.run("uv", "pip", "compile", str(request), *common, *ours, "--excludes",
+                    str(unused), "-o", str(resolved), external=True, env=env)  # fmt: skip
+        return parse_resolution(resolved.read_text())[0]
+
+    preferred = preferred_versions(lock, args.base)
+    pins = compile_preferring(preferred)
+    moved = [n for n, v in args.base.items() if v and n in pins and not same_release(v, pins[n])]
+    if any(n in lock for n in moved):
+        compile_preferring({**preferred, **{n: lock[n] for n in moved if n in lock}})
     # The same set with the files uv picked for the target (their sizes and hashes).
     session.run("uv", "pip", "compile", str(resolved), "--no-deps", *common, "--format",
                 "pylock.toml", "-o", str(tmp / "pylock.toml"), external=True, env=env)  # fmt: skip
@@ -376,6 +478,26 @@ def _build_from_source(
     return ""
 
 
+def _left_out_lines(manifest: dict) -> list[str]:
+    """README lines: what was left out and why, what was carried although the base has it."""
+    lines = ["", "## Left out", ""]
+    for name, why in sorted(manifest["excluded"].items()):
+        version = manifest["base_versions"].get(name) or manifest["versions"][name]
+        lines.append(f"- {name} {version}: {why}")
+    if manifest["unused"]:
+        lines += ["", "## Never imported on this path: kept out of the resolution", ""]
+        lines += [f"- {name}: {why}" for name, why in manifest["unused"].items()]
+    if manifest["carried"]:
+        lines += ["", "## Carried although the base environment has them", ""]
+        lines += [
+            f"- {n} {manifest['versions'][n]}: {why}" for n, why in manifest["carried"].items()
+        ]
+    if manifest["not_locked"]:
+        lines += ["", f"## Versions other than locks/{manifest['lock']}.txt", ""]
+        lines += [f"- {line}" for line in manifest["not_locked"]]
+    return lines
+
+
 def readme_text(args: argparse.Namespace, manifest: dict, sources: dict[str, str]) -> str:
     """The bundle's README.md: what is in it, what was left out and why, how to install it."""
     out = "DIR"
@@ -399,19 +521,126 @@ def readme_text(args: argparse.Namespace, manifest: dict, sources: dict[str, str
             f"    {build_env}pip install --no-index --find-links {out} --no-build-isolation "
             f"{name}=={version}",
         ]
-    lines += ["", "## Left out: the base environment must hold these", ""]
-    for name, why in sorted(manifest["excluded"].items()):
-        version = manifest["base_versions"].get(name) or manifest["resolved_with"][name]
-        lines.append(f"- {name} {version}: {why}")
-    if manifest["base_mismatches"]:
-        lines += ["", "The bundle was resolved with other versions than the base has:", ""]
-        lines += [f"- {line}" for line in manifest["base_mismatches"]]
-    if manifest["not_locked"]:
-        lines += ["", f"## Versions the target needs other than locks/{args.profile}.txt", ""]
-        lines += [f"- {line}" for line in manifest["not_locked"]]
+    lines += _left_out_lines(manifest)
     lines += ["", "## Files", ""]
     lines += [f"- {name} ({size / 1e6:.1f} MB)" for name, size in manifest["files"].items()]
     return "\n".join([*lines, ""])
+
+
+def archive_name(args: argparse.Namespace) -> str:
+    """The archive's name without `.tar.xz`: profile, CPython tag and platform."""
+    return f"codefu-{args.profile}-cp{args.python.replace('.', '')}-{args.platform}"
+
+
+def archive_readme(args: argparse.Namespace, manifest: dict) -> str:
+    """The archive's README.md: how to unpack and run it, what it holds, what was left out."""
+    name = archive_name(args)
+    python = f"python{args.python}"
+    lines = [
+        f"# CodeFu smoke bundle: CPython {args.python}, {args.platform}",
+        "",
+        f"What `codefu-train --smoke` imports beyond the host's base environment, installed "
+        f"into `site/`; made by `nox -s bundle -- {' '.join(manifest['arguments'])}`. "
+        f"{len(manifest['files'])} distributions, {manifest['installed_bytes'] / 1e6:.1f} MB "
+        "unpacked. No network needed.",
+        "",
+        "## Unpack and run",
+        "",
+        f"    sha256sum -c {name}.tar.xz.sha256",
+        f"    tar -xJf {name}.tar.xz",
+        "    codefu-smoke/codefu-train --smoke [OVERRIDES]",
+        "",
+        f"`codefu-train` is `PYTHONPATH=codefu-smoke/site {python} -m "
+        "codefu_trainer.training.cli --config-dir codefu-smoke/conf`: any codefu-train "
+        f"command runs the same way. `PYTHON=/path/to/python` picks the interpreter (default "
+        f"`{python}`): the one whose environment holds what is left out below (torch). "
+        "`site/` comes first on the path, so what it carries shadows the base's copy.",
+    ]
+    lines += _left_out_lines(manifest)
+    lines += ["", f"## Left out of Ray {manifest['versions'].get('ray', '')}", ""]
+    lines += [f"- {part}: {why}" for part, why in manifest["ray_removed"].items()]
+    lines += ["", "## Distributions in site/", ""]
+    lines += [f"- {wheel} ({size / 1e6:.1f} MB)" for wheel, size in manifest["files"].items()]
+    return "\n".join([*lines, ""])
+
+
+def trim_ray(site: Path) -> dict[str, str]:
+    """Remove the parts of an installed Ray the smoke never uses (RAY_UNUSED, RAY_UI's files);
+    part → why. Nothing when Ray is not in `site` (the base has it)."""
+    if not (site / "ray").is_dir():
+        return {}
+    removed: dict[str, str] = {}
+    for part, why in RAY_UNUSED.items():
+        if not (site / part).exists():
+            raise FileNotFoundError(
+                f"{part} is not in this Ray: update RAY_UNUSED in tools/bundle.py for its layout."
+            )
+        shutil.rmtree(site / part)
+        removed[part] = why
+    for path in (site / RAY_UI).rglob("*"):
+        if not path.is_dir():
+            path.unlink()
+    removed[RAY_UI] = "the dashboard's web UI, served only to a browser (its folders kept)"
+    return removed
+
+
+LAUNCHER = """#!/bin/sh
+# codefu-train from this folder, beside the host's torch (README.md).
+here=$(cd "$(dirname "$0")" && pwd)
+export PYTHONPATH="$here/site${{PYTHONPATH:+:$PYTHONPATH}}"
+exec "${{PYTHON:-{python}}}" -m codefu_trainer.training.cli --config-dir "$here/conf" "$@"
+"""
+
+
+def _tree_bytes(folder: Path) -> int:
+    return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file() and not p.is_symlink())
+
+
+def _pack(
+    session: nox.Session,
+    args: argparse.Namespace,
+    repo: Repository,
+    wheels: Path,
+    *,
+    requirements: list[str],
+    manifest: dict,
+) -> Path:
+    """The wheels installed for the target into codefu-smoke/site (pip --target), Ray trimmed,
+    the repository's conf/, the launcher and the README, packed as OUT/NAME.tar.xz beside
+    NAME.tar.xz.sha256 (`sha256sum -c`). Returns the archive."""
+    stage = Path(session.create_tmp()).resolve() / "bundle" / "stage"
+    shutil.rmtree(stage, ignore_errors=True)
+    stage.mkdir(parents=True)
+    root = stage / "codefu-smoke"
+    site = root / "site"
+    (stage / "requirements.txt").write_text("\n".join(requirements) + "\n")
+    session.run("pip", "install", "--quiet", "--no-deps", "--no-index", "--find-links",
+                str(wheels), "--no-compile", "--target", str(site), *_pip_target(args),
+                "-r", str(stage / "requirements.txt"))  # fmt: skip
+    shutil.rmtree(site / "bin", ignore_errors=True)  # their first line names this machine's Python
+    try:
+        manifest["ray_removed"] = trim_ray(site)
+    except FileNotFoundError as exc:
+        session.error(str(exc))
+    shutil.copytree(repo.conf, root / "conf")
+    launcher = root / "codefu-train"
+    launcher.write_text(LAUNCHER.format(python=f"python{args.python}"))
+    launcher.chmod(0o755)
+    manifest["installed_bytes"] = _tree_bytes(site)
+    (root / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
+    (root / "README.md").write_text(archive_readme(args, manifest))
+    out = args.out.resolve()
+    archive = out / f"{archive_name(args)}.tar.xz"
+
+    def owned_by_root(info: tarfile.TarInfo) -> tarfile.TarInfo:
+        info.uid = info.gid = 0
+        info.uname = info.gname = ""
+        return info
+
+    with tarfile.open(archive, "w:xz", preset=args.xz_preset) as tar:
+        tar.add(root, arcname=root.name, filter=owned_by_root)
+    (out / f"{archive.name}.sha256").write_text(f"{_sha256(archive)}  {archive.name}\n")
+    return archive
 
 
 def make(session: nox.Session, args: argparse.Namespace, repo: Repository) -> None:
@@ -420,16 +649,19 @@ def make(session: nox.Session, args: argparse.Namespace, repo: Repository) -> No
     tmp = Path(session.create_tmp()) / "bundle"
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
+    packed = args.profile in ARCHIVES
     out = tmp / "dry-run" if args.dry_run else args.out.resolve()
     out.mkdir(parents=True, exist_ok=True)
+    wheel_dir = tmp / "wheels" if packed else out  # an archive's wheels are installed, not kept
+    wheel_dir.mkdir(parents=True, exist_ok=True)
     for package in repo.packages:
         session.run("uv", "build", "--quiet", "--wheel", "--out-dir", str(tmp / "ours"),
                     f"packages/{package}", external=True)  # fmt: skip
     for wheel in (tmp / "ours").glob("*.whl"):
-        shutil.copy(wheel, out / wheel.name)
+        shutil.copy(wheel, wheel_dir / wheel.name)
     resolved = _resolve(session, args, repo, tmp)
     pins, needed_by = parse_resolution(resolved.read_text())
-    excluded = excluded_by_base(pins, needed_by, args.base)
+    excluded, carried = left_out(pins, needed_by, args.base)
     files = _pylock_files(tmp / "pylock.toml")
     accepted = target_tags(args.python, args.platform)
     built_there = target_tags(args.python, args.platform, built_there=True)
@@ -440,7 +672,7 @@ def make(session: nox.Session, args: argparse.Namespace, repo: Repository) -> No
         if fitting:
             wheels[name] = fitting[0]
     from_source = [name for name in wanted if name not in wheels]
-    sizes = {p.name: p.stat().st_size for p in out.glob("*.whl")}  # the project's wheels
+    sizes = {p.name: p.stat().st_size for p in wheel_dir.glob("*.whl")}  # the project's wheels
     if args.dry_run:
         sizes |= {_file_name(w): int(w.get("size", 0)) for w in wheels.values()}
         sizes |= {_file_name(files[n]["sdist"]): int(files[n]["sdist"].get("size", 0))
@@ -449,11 +681,12 @@ def make(session: nox.Session, args: argparse.Namespace, repo: Repository) -> No
             f"Dry run, nothing downloaded: {len(sizes)} files, {sum(sizes.values()) / 1e6:.1f} MB "
             f"(sizes from the package index); without a wheel for the target: "
             f"{', '.join(from_source) or 'none'}; left out: "
-            f"{', '.join(sorted(excluded)) or 'none'}."
+            f"{', '.join(sorted(excluded)) or 'none'}; carried although the base has them: "
+            f"{', '.join(sorted(carried)) or 'none'}."
         )
         return
     args.versions = wanted
-    _fetch_wheels(session, args, wheels, out)
+    _fetch_wheels(session, args, wheels, wheel_dir)
     sources: dict[str, str] = {}
     missing: dict[str, str] = {}
     for name in from_source:
@@ -463,17 +696,26 @@ def make(session: nox.Session, args: argparse.Namespace, repo: Repository) -> No
             if wheel_fits(w.name, built_there)
         ]  # fmt: skip
         if given:
-            shutil.copy(given[0], out / given[0].name)
+            shutil.copy(given[0], wheel_dir / given[0].name)
             continue
-        why = _build_from_source(session, (name, version), accepted, out, tmp)
+        why = _build_from_source(session, (name, version), accepted, wheel_dir, tmp)
         if not why:
+            continue
+        if packed:  # pip installs no source archive for another platform
+            missing[name] = why
             continue
         _fetch_source(session, files[name], out)
         if name in SOURCE_EXTRAS.values():
             sources[name] = f"no wheel for the target on the package index; {why}"
         else:
             missing[name] = why
-    _write_manifest(args, repo, out, pins, excluded, sources=sources, missing=missing)
+    manifest, requirements = _manifest(
+        args, repo, wheel_dir, pins, (excluded, carried), sources=sources, missing=missing
+    )
+    if not packed:
+        (out / "requirements.txt").write_text("\n".join(requirements) + "\n")
+        (out / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
+        (out / "README.md").write_text(readme_text(args, manifest, sources))
     if missing:
         session.error(
             "The bundle lacks wheels for: "
@@ -481,8 +723,19 @@ def make(session: nox.Session, args: argparse.Namespace, repo: Repository) -> No
             + ". Where the target's glibc is newer than --platform says (`ldd --version` on "
             "the target), give its manylinux_2_N: a wheel may exist for it. Else build each "
             "on a host like the target (`pip wheel --no-deps NAME==VERSION -w DIR`) and run "
-            "again with --wheels DIR. Their source archives are in the bundle."
+            "again with --wheels DIR."
+            + ("" if packed else " Their source archives are in the bundle.")
         )
+    if packed:
+        archive = _pack(
+            session, args, repo, wheel_dir, requirements=requirements, manifest=manifest
+        )
+        session.log(
+            f"Archive {archive} ({archive.stat().st_size / 1e6:.1f} MB; its sha256 beside it): "
+            f"`tar -xJf {archive.name}`, then `codefu-smoke/codefu-train --smoke` "
+            "(codefu-smoke/README.md has the rest)."
+        )
+        return
     session.log(
         f"Bundle in {out}: install it with "
         f"`pip install --no-index --find-links {out} -r {out}/requirements.txt` "
@@ -490,18 +743,21 @@ def make(session: nox.Session, args: argparse.Namespace, repo: Repository) -> No
     )
 
 
-def _write_manifest(
+def _manifest(
     args: argparse.Namespace,
     repo: Repository,
-    out: Path,
+    wheel_dir: Path,
     pins: dict[str, str],
-    excluded: dict[str, str],
+    left: tuple[dict[str, str], dict[str, str]],
     *,
     sources: dict[str, str],
     missing: dict[str, str],
-) -> None:
-    """requirements.txt, manifest.json and README.md of the bundle in `out`."""
-    locked = parse_resolution((repo.locks / f"{args.profile}.txt").read_text())[0]
+) -> tuple[dict, list[str]]:
+    """The bundle's manifest (for programs; the README's content) and its requirement lines:
+    the packages with their extras and every bundled distribution pinned."""
+    excluded, carried = left
+    lock = LOCK_OF[args.profile]
+    locked = parse_resolution((repo.locks / f"{lock}.txt").read_text())[0]
     skipped = {*excluded, *sources, *missing}
     requirements = []
     for spec in INSTALLS[args.profile]:
@@ -511,33 +767,26 @@ def _write_manifest(
         suffix = f"[{','.join(kept)}]" if kept else ""
         requirements.append(f"codefu-{package}{suffix}=={repo.version(package)}")
     requirements += [f"{n}=={v}" for n, v in sorted(pins.items()) if n not in skipped]
-    files = {p.name: p.stat().st_size for p in sorted(out.iterdir())}
-    (out / "requirements.txt").write_text("\n".join(requirements) + "\n")
-    strip = re.compile(r"\+.*$")
-    base_versions = {n: v for n, v in args.base.items() if n in excluded and v}
+    files = {p.name: p.stat().st_size for p in sorted(wheel_dir.iterdir())}
     manifest = {
         "arguments": args.argv,
         "profile": args.profile,
         "python": args.python,
         "platform": args.platform,
+        "lock": lock,
         "versions": pins,
         "excluded": excluded,
-        "resolved_with": {n: pins[n] for n in excluded},
-        "base_versions": base_versions,
-        "base_mismatches": [
-            f"{n}: the base has {v}, the bundle was resolved with {pins[n]}"
-            for n, v in sorted(base_versions.items())
-            if strip.sub("", v) != strip.sub("", pins[n])
-        ],
+        "base_versions": {n: v for n, v in args.base.items() if n in excluded and v},
+        "carried": carried,
+        "unused": UNUSED.get(args.profile, {}),
         "not_locked": [
-            f"{n} {v} (locks/{args.profile}.txt: {locked.get(n, 'not pinned')})"
+            f"{n} {v} (locks/{lock}.txt: {locked.get(n, 'not pinned')})"
             for n, v in sorted(pins.items())
-            if locked.get(n) != v
+            if locked.get(n) != v and n not in excluded
         ],
         "from_source": sources,
         "missing": missing,
         "files": files,
+        "size_bytes": sum(files.values()),
     }
-    manifest["size_bytes"] = sum(manifest["files"].values())
-    (out / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
-    (out / "README.md").write_text(readme_text(args, manifest, sources))
+    return manifest, requirements

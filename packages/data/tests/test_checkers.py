@@ -60,6 +60,8 @@ def test_a_column_value_and_its_language() -> None:
     assert checker_from_column("print(1)\n", "cpp") == Checker("cpp", "print(1)\n")
     assert detect_language("  #  include <bits/stdc++.h>\n") == "cpp"
     assert detect_language("# include nothing: a Python comment\n") == "python"
+    # A Python checker with a main() is Python: it parses as Python and includes no header.
+    assert detect_language("import sys\ndef main():\n    sys.exit(0)\nmain()\n") == "python"
 
 
 def test_checker_settings_are_checked(tmp_path: Path) -> None:

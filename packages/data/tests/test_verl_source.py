@@ -9,10 +9,10 @@ import pyarrow.parquet as pq
 import pytest
 
 from codefu_data.config import DataConfig
+from codefu_data.formats.verl import statement_from_prompt
 from codefu_data.judging_rules import truncated_output
 from codefu_data.prepare import ALL_PRIVATE_TESTS_TRUNCATED, prepare
 from codefu_data.reader import DataError, read_processed
-from codefu_data.verl_source import statement_from_prompt
 
 STATEMENT = 'Print "YES" or "NO".\n\nExamples\n\nInput\n\n1\n\nOutput\n\nYES'
 
@@ -38,7 +38,7 @@ def test_the_statement_comes_back_from_the_prompt(content: str) -> None:
 
 def _as_verl(out: Path, into: Path) -> Path:
     """The prepared easy tier rewritten in the reference's shape (no extra_info, no rules,
-    no checker)."""
+    no checker, no grader)."""
     into.mkdir()
     for split in ("train", "test"):
         rows = pq.read_table(out / "easy" / f"{split}.parquet").to_pylist()
@@ -46,6 +46,7 @@ def _as_verl(out: Path, into: Path) -> Path:
             del row["extra_info"]
             del row["reward_model"]["ground_truth"]["judging_rules"]
             del row["reward_model"]["ground_truth"]["checker"]
+            del row["reward_model"]["ground_truth"]["grader"]
         pq.write_table(pa.Table.from_pylist(rows), into / f"{split}.parquet")
     return into
 

@@ -11,9 +11,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from codefu_sandbox import CheckerConfig
-from codefu_sandbox.checker_runner import CheckerError, with_testlib
+from codefu_sandbox.checker_runner import CheckerError
 from codefu_sandbox.checkers import bind, program
 from codefu_sandbox.judge import checker_config
+from codefu_sandbox.languages.cpp import with_testlib
 
 rules = st.fixed_dictionaries(
     {},

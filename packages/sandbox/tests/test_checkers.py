@@ -510,3 +510,55 @@ def test_any_order_keeps_the_other_rules() -> None:
     assert not check("Power\n", "power\n", any_order="all").ok
     # empty lines are no answer: "0" then an empty second line
     assert check("0\n", "0\n\n", any_order="line").ok
+
+
+# LiveCodeBench's comparison (`grade_stdio`): (output, expected, equal?).
+LIVECODEBENCH_CASES = [
+    ("3\n", "3", True),
+    ("  a b  \r\n c\n\n\n", "a b\nc", True),  # the whole output and each line stripped
+    ("a  b\n", "a b\n", False),  # inside a line, text compares exactly
+    ("1.0 2\n", "1 2.00\n", True),  # tokens equal as decimals
+    ("1e3\n", "1000\n", True),
+    ("-0\n", "0\n", True),
+    ("1_000\n", "1000\n", True),  # decimal.Decimal reads underscores
+    ("0.1\n", "0.10000000000000001\n", False),  # decimals, not floats
+    ("50000000000000001\n", "50000000000000000\n", False),
+    ("x 1\n", "x 1.0\n", False),  # one token not a number: the line must match exactly
+    ("1 2\n", "1\n2\n", False),  # the same tokens on other lines
+    ("1\n\n2\n", "1\n2\n", False),  # an empty line inside counts
+    ("", "\n", True),
+    ("NaN\n", "NaN\n", True),  # the same text
+    ("NaN\n", "nan\n", False),  # NaN is never equal as a number
+    ("sNaN\n", "1\n", False),  # a signalling NaN refuses comparison: not equal
+    ("Infinity\n", "inf\n", True),
+]
+
+
+@pytest.mark.parametrize(("output", "expected", "equal"), LIVECODEBENCH_CASES)
+def test_livecodebench_compares_as_its_grader(output: str, expected: str, equal: bool) -> None:
+    assert get_checker("livecodebench")(output, expected).ok is equal
+
+
+@given(
+    rows=st.lists(
+        st.lists(st.integers(-(10**20), 10**20), min_size=1, max_size=5), min_size=1, max_size=5
+    ),
+    data=st.data(),
+)
+def test_livecodebench_reads_numbers_in_any_spelling(
+    rows: list[list[int]], data: st.DataObject
+) -> None:
+    """Each number respelt (1 → 1.0, 1E0, +1) on each line, with spaces around: equal; one
+    number changed: not."""
+    spell = st.sampled_from(["{}", "{}.0", "{}E0", "{}.000"])
+    lines = [
+        " ".join(data.draw(spell).format(n) for n in row) + data.draw(st.sampled_from(["", " "]))
+        for row in rows
+    ]
+    expected = "\n".join(" ".join(map(str, row)) for row in rows)
+    check = get_checker("livecodebench")
+    assert check("\n".join(lines) + "\n", expected).ok
+    i = data.draw(st.integers(0, len(rows) - 1))
+    changed = [list(row) for row in rows]
+    changed[i][0] += 1
+    assert not check("\n".join(" ".join(map(str, r)) for r in changed), expected).ok

@@ -22,7 +22,7 @@ from codefu_sandbox import (
     default_cache_dir,
     usable_cpus,
 )
-from codefu_sandbox.compiler import LINK_CHOICES
+from codefu_sandbox.languages.cpp import LINK_CHOICES, CppExecutor
 
 pytestmark = pytest.mark.skipif(shutil.which("g++") is None, reason="g++ is not installed")
 ADD = "#include <bits/stdc++.h>\nint main(){long a,b;std::cin>>a>>b;std::cout<<a+b<<'\\n';}\n"
@@ -30,9 +30,15 @@ TESTS = [TestCase("1 2\n", "3\n"), TestCase("-5 5\n", "0\n")]
 LIMITS = Limits(1.0, 256 << 20)
 
 
+def _cpp(judge: Judge) -> CppExecutor:
+    executor = judge.executor("cpp")
+    assert isinstance(executor, CppExecutor)
+    return executor
+
+
 def test_missing_compiler_names_the_package(tmp_path: Path) -> None:
     with pytest.raises(CompilerNotFoundError, match="apt-get install g\\+\\+"):
-        Judge(tmp_path, compiler=CompilerConfig(compiler="g++-does-not-exist"))
+        Judge(tmp_path, toolchains={"cpp": CompilerConfig(compiler="g++-does-not-exist")})
 
 
 def test_default_cache_dir_follows_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
@@ -49,12 +55,12 @@ def test_cache_hit_and_pch_use(judge: Judge) -> None:
     assert first.verdict is second.verdict is Verdict.AC
     assert not first.compile.cached and first.compile.pch_used
     assert second.compile.cached
-    other_flags = judge.compiler.key(source) != judge.compiler.key(source + " ")
+    other_flags = _cpp(judge).key(source) != _cpp(judge).key(source + " ")
     assert other_flags
 
 
 def test_pch_is_verified_and_reported_unused_without_bits(judge: Judge) -> None:
-    pch = judge.compiler.pch_dir()
+    pch = _cpp(judge).pch_dir()
     assert pch is not None and (pch / "bits" / "stdc++.h.gch").is_file()
     report = judge.judge('#include <cstdio>\nint main(){puts("3");}\n', TESTS[:1], LIMITS)
     assert report.verdict is Verdict.AC and not report.compile.pch_used
@@ -70,9 +76,9 @@ def test_compile_error_is_cached_with_diagnostics(judge: Judge) -> None:
 
 
 def test_different_standard_is_a_different_cache_entry(tmp_path: Path, judge: Judge) -> None:
-    other = Judge(judge.cache_dir, compiler=CompilerConfig(std="c++20", use_pch=False))
+    other = Judge(judge.cache_dir, toolchains={"cpp": CompilerConfig(std="c++20", use_pch=False)})
     source = ADD + "// std test\n"
-    assert other.compiler.key(source) != judge.compiler.key(source)
+    assert _cpp(other).key(source) != _cpp(judge).key(source)
     report = other.judge(
         "#include <bits/stdc++.h>\n"
         "int main(){ auto x = std::span<int>(); std::cout << x.size() << '\\n'; }",
@@ -92,33 +98,35 @@ def _is_dynamic(binary: Path) -> bool:
 
 
 def test_binaries_link_with_the_probed_flags(judge: Judge) -> None:
-    flags = judge.compiler.link_flags
+    flags = _cpp(judge).link_flags
     assert flags in LINK_CHOICES
     probed = list((judge.cache_dir / "link").glob("*.txt"))
     assert [p.read_text().split() for p in probed] == [list(flags)]
     source = ADD + "// link test\n"
     assert judge.judge(source, TESTS, LIMITS).verdict is Verdict.AC
-    binary = judge.compiler.binary_path(judge.compiler.key(source))
+    binary = _cpp(judge).artifact_path(_cpp(judge).key(source))
     assert _is_dynamic(binary) == ("-static" not in flags)
 
 
 def test_a_recorded_link_choice_is_reused_and_explicit_flags_win(
     tmp_path: Path, judge: Judge
 ) -> None:
-    if "-static" not in judge.compiler.link_flags:
+    if "-static" not in _cpp(judge).link_flags:
         pytest.skip("this toolchain cannot link statically")
     # A cache whose probe found no static libraries: binaries there link dynamically.
     record = tmp_path / "link" / next((judge.cache_dir / "link").glob("*.txt")).name
     record.parent.mkdir()
     record.write_text("\n")
-    recorded = Judge(tmp_path, compiler=CompilerConfig(use_pch=False))
-    explicit = Judge(tmp_path, compiler=CompilerConfig(use_pch=False, link_flags=("-static",)))
-    assert recorded.compiler.link_flags == () and explicit.compiler.link_flags == ("-static",)
+    recorded = Judge(tmp_path, toolchains={"cpp": CompilerConfig(use_pch=False)})
+    explicit = Judge(
+        tmp_path, toolchains={"cpp": CompilerConfig(use_pch=False, link_flags=("-static",))}
+    )
+    assert _cpp(recorded).link_flags == () and _cpp(explicit).link_flags == ("-static",)
     source = ADD + "// recorded link test\n"
-    assert recorded.compiler.key(source) != explicit.compiler.key(source)
+    assert _cpp(recorded).key(source) != _cpp(explicit).key(source)
     for one, dynamic in ((recorded, True), (explicit, False)):
         assert one.judge(source, TESTS, LIMITS).verdict is Verdict.AC
-        assert _is_dynamic(one.compiler.binary_path(one.compiler.key(source))) is dynamic
+        assert _is_dynamic(_cpp(one).artifact_path(_cpp(one).key(source))) is dynamic
 
 
 def test_no_tests_is_an_error(judge: Judge) -> None:
@@ -177,7 +185,7 @@ int main() { long long s = 0 D(+1); return (int)s; }
 
 
 def test_a_source_that_keeps_the_compiler_busy_is_a_compile_error(tmp_path: Path) -> None:
-    judge = Judge(tmp_path, compiler=CompilerConfig(cpu_seconds=1.0, use_pch=False))
+    judge = Judge(tmp_path, toolchains={"cpp": CompilerConfig(cpu_seconds=1.0, use_pch=False)})
     report = judge.judge(COMPILE_BOMB, [TestCase("", "")], Limits(1.0, 256 << 20))
     assert report.verdict is Verdict.CE
     assert report.compile.diagnostics.startswith("[compilation exceeded 1 s of CPU]")
@@ -187,10 +195,10 @@ def test_a_compile_past_the_wall_backstop_is_the_judges_failure(tmp_path: Path) 
     """Wall time past the backstop within the CPU limit means an overloaded host: IE (a
     judge failure, retried or not rewarded), never a CE that would cost the program."""
     source = '#include <bits/stdc++.h>\nint main() { puts("ok"); }\n'
-    slow = Judge(tmp_path, compiler=CompilerConfig(wall_seconds=0.01, use_pch=False))
+    slow = Judge(tmp_path, toolchains={"cpp": CompilerConfig(wall_seconds=0.01, use_pch=False)})
     report = slow.judge(source, [TestCase("", "ok\n")], Limits(1.0, 256 << 20))
     assert report.verdict is Verdict.IE
     assert "overloaded" in report.compile.diagnostics
     # Nothing was cached as a compile error: the same source compiles on a calmer try.
-    calm = Judge(tmp_path, compiler=CompilerConfig(use_pch=False))
+    calm = Judge(tmp_path, toolchains={"cpp": CompilerConfig(use_pch=False)})
     assert calm.judge(source, [TestCase("", "ok\n")], Limits(1.0, 256 << 20)).verdict is Verdict.AC

@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from codefu_sandbox import CheckerConfig, Judge, Limits, Submission, TestCase, Verdict
-from codefu_sandbox.judge import cgroup_cap
+from codefu_sandbox.graders.base import cgroup_cap
+from codefu_sandbox.records import CompileResult
 from codefu_sandbox.runner import (
     UIDS_PER_PROCESS,
     Isolation,
@@ -26,6 +27,12 @@ needs_gpp = pytest.mark.skipif(shutil.which("g++") is None, reason="g++ is not i
 ECHO = (
     "#include <bits/stdc++.h>\nint main(){std::string s; while(std::cin>>s) std::cout<<s<<' ';}\n"
 )
+
+
+def _binary(judge: Judge, source: str) -> tuple[CompileResult, Path | None]:
+    """The C++ binary `source` compiles to (the judge's cache), None on a compile error."""
+    compiled, program = judge.executor("cpp").compile(source)
+    return compiled, Path(program.argv[0]) if program is not None else None
 
 
 def test_parse_sandbox_exec_line() -> None:
@@ -110,14 +117,14 @@ def test_unknown_checker_is_an_error(judge: Judge) -> None:
 
 @needs_gpp
 def test_static_memory_bytes(tmp_path: Path, judge: Judge) -> None:
-    from codefu_sandbox.compiler import static_memory_bytes
+    from codefu_sandbox.languages.cpp import static_memory_bytes
 
     text = tmp_path / "not-elf"
     text.write_text("hello")
     assert static_memory_bytes(text) == 0
     assert static_memory_bytes(tmp_path / "missing") == 0
-    _, small = judge.compiler.compile("int main() { return 0; }\n")
-    _, big = judge.compiler.compile("char t[64 << 20];\nint main(int c, char**) { return t[c]; }\n")
+    _, small = _binary(judge, "int main() { return 0; }\n")
+    _, big = _binary(judge, "char t[64 << 20];\nint main(int c, char**) { return t[c]; }\n")
     assert small is not None and big is not None
     assert 0 < static_memory_bytes(small) < 16 << 20
     assert static_memory_bytes(big) >= 64 << 20
@@ -129,7 +136,7 @@ def test_binary_briefly_held_open_for_writing_is_not_an_internal_error(judge: Ju
     copy of a binary open for writing (inherited, closed at its exec) when the binary is
     first run: exec then fails with ETXTBSY. That is the judge's business, never an IE."""
     source = ECHO + "\n// held open for writing\n"
-    compiled, binary = judge.compiler.compile(source)
+    compiled, binary = _binary(judge, source)
     assert binary is not None, compiled.diagnostics
     writer = os.open(binary, os.O_WRONLY)
     releaser = threading.Timer(0.2, os.close, [writer])
@@ -241,7 +248,7 @@ def test_a_memory_limit_hit_counts_for_its_own_test_only(judge: Judge) -> None:
 def test_a_served_run_matches_a_single_launch_and_a_dead_server_is_an_error(
     judge: Judge, tmp_path: Path
 ) -> None:
-    _, binary = judge.compiler.compile(ECHO)
+    _, binary = _binary(judge, ECHO)
     assert binary is not None
     (tmp_path / "in").write_text("3 4\n")
     limits = RunLimits(cpu_seconds=1.0, wall_seconds=3.5, address_space=1 << 30, file_size=1 << 20)

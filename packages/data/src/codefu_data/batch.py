@@ -1,6 +1,11 @@
 """`prepare`'s second pass, one row group at a time: filter, tier and read the judging
 rules of each problem, find its checker program, then clean the kept rows' tests, judge
 them (`batch_checks`) and append their veRL rows to the tier's writer.
+
+A problem whose source fixes how it is judged (a call-based grader, or a comparison such as
+`livecodebench`) is judged as its source judges it: the statement's "print any answer" does
+not drop it. A call-based problem is kept only when the prompts ask for a language the call
+grader runs (`schema.call_grader_languages`; else reason `call_grader_language`).
 """
 
 from __future__ import annotations
@@ -15,13 +20,14 @@ import pyarrow.compute as pc
 from codefu_data.batch_checks import validate_checker_rows, validate_rows
 from codefu_data.checkers import Checker, checker_config, checker_from_column, checker_from_folder
 from codefu_data.clean_tests import drop_untestable, without_truncated_outputs
-from codefu_data.config import DataConfig
-from codefu_data.filters import DuplicateIndex, ProblemMeta, quality_reason
+from codefu_data.config import DataConfig, date_window
+from codefu_data.filters import DuplicateIndex, ProblemMeta, quality_reason, window_reason
+from codefu_data.formats.problems import CALL
 from codefu_data.judging_rules import rules_from_statement
 from codefu_data.manifest import Counts, PrepareStats
 from codefu_data.prompts import build_messages
 from codefu_data.reader import DataError
-from codefu_data.schema import time_limit_seconds
+from codefu_data.schema import call_grader_languages, time_limit_seconds
 from codefu_data.tier_writer import TierWriter, build_rows
 from codefu_data.tiers import assign_tier
 from codefu_data.validate import Validator
@@ -31,6 +37,8 @@ from codefu_sandbox.rules import JudgingRules
 UNTIERED = "untiered"
 # Drop reason of the judging rules (docs/ARCHITECTURE.md, "Judging rules").
 SEVERAL_VALID_ANSWERS = "several_valid_answers"
+# Drop reason of a call-based problem when `data.language` is none the call grader runs.
+CALL_GRADER_LANGUAGE = "call_grader_language"
 
 
 def judged_against_one_answer(rules: JudgingRules) -> bool:
@@ -68,9 +76,15 @@ def process_batch(
     ratings = table.column("cf_rating").to_pylist()
     times = table.column("time_limit").to_pylist()
     mems = table.column("memory_limit_bytes").to_pylist()
+    labels = table.column("difficulty_label").to_pylist()
+    dates = table.column("contest_date").to_pylist()
+    graders = table.column("grader").to_pylist()
+    source_checkers = table.column("source_checker").to_pylist()
     n_public = _tests_counts(table.column("public_tests"))
     n_private = _tests_counts(table.column("private_tests"))
+    window = date_window(cfg)
 
+    data_sources = table.column("data_source").to_pylist()
     kept: dict[str, list[int]] = defaultdict(list)
     rules: dict[int, JudgingRules] = {}
     checkers: dict[int, Checker] = {}
@@ -87,11 +101,13 @@ def process_batch(
         )
         ordinal = ordinals[split]
         ordinals[split] += 1
-        tier, tier_reason = assign_tier(meta.source, meta.cf_rating, cfg)
+        tier, tier_reason = assign_tier(meta.source, meta.cf_rating, cfg, labels[i])
         reason = (
             quality_reason(meta, cfg)
+            or window_reason(dates[i], window)
             or dupes.reason(split, ordinal, meta.name, meta.description)
             or tier_reason
+            or _grader_reason(cfg, graders[i])
         )
         if reason is None and tier is not None:
             rules[i] = rules_from_statement(descs[i])
@@ -99,7 +115,11 @@ def process_batch(
             checker = _checker_of(cfg, table, i, names[i])
             if checker is not None:
                 checkers[i] = checker
-            elif judged_against_one_answer(rules[i]) and not cfg.keep_several_answers:
+            elif (
+                judged_against_one_answer(rules[i])
+                and not cfg.keep_several_answers
+                and not _judged_as_its_source_judges(graders[i], source_checkers[i])
+            ):
                 reason = SEVERAL_VALID_ANSWERS
         counts[tier or UNTIERED][split][reason or "kept"] += 1
         if reason is None and tier is not None:
@@ -110,8 +130,9 @@ def process_batch(
         overrides = without_truncated_outputs(table, rows, stats)
         if overrides is not None:
             rows, overrides = drop_untestable(rows, overrides, counts[tier][split])
+        validated: set[int] = set()
         if validator is not None:
-            rows, overrides = validate_rows(
+            rows, overrides, validated = validate_rows(
                 validator,
                 table=table,
                 rows=rows,
@@ -140,7 +161,10 @@ def process_batch(
             stats.kept(rules[i])
             if i in checker_sources and rules[i].several_answers:
                 stats.several_with_checker += 1
+            if i not in validated and i not in checker_sources:
+                stats.unvalidated[data_sources[i]] += 1
         sub = table.take(pa.array(rows, pa.int64()))
+        starters = table.column("starter_code").to_pylist()
         prompts = [
             build_messages(
                 cfg.prompt,
@@ -149,6 +173,8 @@ def process_batch(
                 time_limit_seconds=time_limit_seconds(times[i]) or 0.0,
                 memory_bytes=mems[i],
                 language=cfg.language,
+                call=_call_function(graders[i]),
+                starter_code=starters[i],
             )
             for i in rows
         ]
@@ -163,13 +189,35 @@ def process_batch(
                 first_index=w.rows,
                 tests_override=overrides,
                 checkers=[
-                    checker_config(checkers[i], checker_sources[i], cfg.checkers)
+                    checker_config(checkers[i], checker_sources[i], cfg.checkers).to_dict()
                     if i in checker_sources
-                    else None
+                    else source_checkers[i]
                     for i in rows
                 ],
             )
         )
+
+
+def _call_function(grader: dict[str, Any] | None) -> str | None:
+    """The function a call-based problem's answer defines (None: a stdin problem)."""
+    if grader is None or grader.get("name") != CALL:
+        return None
+    return str((grader.get("params") or {}).get("fn_name") or "")
+
+
+def _grader_reason(cfg: DataConfig, grader: dict[str, Any] | None) -> str | None:
+    """`call_grader_language` for a call-based problem the prompts' language cannot answer."""
+    if _call_function(grader) is not None and cfg.language not in call_grader_languages():
+        return CALL_GRADER_LANGUAGE
+    return None
+
+
+def _judged_as_its_source_judges(
+    grader: dict[str, Any] | None, source_checker: dict[str, Any] | None
+) -> bool:
+    """A call-based problem, or one its source compares (`livecodebench`): one expected
+    answer is how its source judges it."""
+    return _call_function(grader) is not None or source_checker is not None
 
 
 def _checker_of(cfg: DataConfig, table: pa.Table, row: int, name: str) -> Checker | None:

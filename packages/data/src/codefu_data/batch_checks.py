@@ -17,6 +17,7 @@ from codefu_data.manifest import Counts, PrepareStats
 from codefu_data.schema import judge_time_seconds
 from codefu_data.solutions import programs
 from codefu_data.validate import NO_PRIVATE_TESTS_AFTER_VALIDATION, Candidate, Validator
+from codefu_sandbox import CheckerConfig, GraderConfig
 from codefu_sandbox.rules import JudgingRules
 from codefu_sandbox.rules import checker_config as rules_checker_config
 
@@ -32,8 +33,10 @@ def validate_rows(
     split: str,
     counts: Counts,
     skip: Collection[int] = (),
-) -> tuple[list[int], TestsOverride]:
-    """Run the accepted solutions; returns the rows still kept and their (public, private) tests.
+) -> tuple[list[int], TestsOverride, set[int]]:
+    """Run the accepted solutions, each problem through its grader and with the comparison
+    its source fixes, if any; returns the rows still kept, their (public, private) tests,
+    and those of them that were validated.
 
     Rows in `skip` (those with a checker program, validated by `validate_checker_rows`) are
     kept as they are."""
@@ -54,11 +57,15 @@ def validate_rows(
                 judge_time_seconds(r["time_limit"], scale=validator.cfg.time_limit_scale),
                 r["memory_limit_bytes"],
                 None if row in skip else r.get("solutions"),
-                rules_checker_config(validator.cfg.validate_checker, rule),
+                rules_checker_config(validator.cfg.validate_checker, rule)
+                if r.get("source_checker") is None
+                else CheckerConfig.from_dict(r["source_checker"]),
+                GraderConfig.from_dict(r.get("grader")),
             )
         )
     decisions = validator.run(candidates)
     kept_rows: list[int] = []
+    validated: set[int] = set()
     publics: list[dict[str, list[str]]] = []
     privates: list[dict[str, list[str]]] = []
     for row, pub, cand, d in zip(rows, tests[0], candidates, decisions, strict=True):
@@ -74,6 +81,8 @@ def validate_rows(
             counts[tier][split][reason] += 1
             continue
         kept_rows.append(row)
+        if d is not None:
+            validated.add(row)
         publics.append(
             {
                 "input": [cand.tests[t][0] for t in pub_idx],
@@ -86,7 +95,7 @@ def validate_rows(
                 "output": [cand.tests[t][1] for t in priv_idx],
             }
         )
-    return kept_rows, (publics, privates)
+    return kept_rows, (publics, privates), validated
 
 
 def validate_checker_rows(

@@ -1,11 +1,11 @@
 """Per-problem checker programs: where they come from and how `prepare` validates them.
 
 A checker enters from the data (`data.checkers`): a dataset column holding its source
-(`column`), or a folder of files named after the problem (`folder`: `<stem>.cpp` or
-`<stem>.py`, the stem from `checker_file_stem`). It is untrusted code, run by
-codefu-sandbox in its sandbox (protocol: `checker INPUT OUTPUT ANSWER`, testlib's exit
-codes). A problem trains with its checker only once the checker passed validation on
-every kept test (`validate_checker`):
+(`column`), or a folder of files named after the problem (`folder`: `<stem><suffix>` with a
+judge language's suffix, `<stem>.cpp` or `<stem>.py`, the stem from `checker_file_stem`).
+It is untrusted code, run by codefu-sandbox in its sandbox (protocol: `checker INPUT OUTPUT
+ANSWER`, testlib's exit codes). A problem trains with its checker only once the checker
+passed validation on every kept test (`validate_checker`):
 
 - the expected output is accepted;
 - true positive rate: the share of known accepted C++ programs (`solutions`) that it
@@ -25,12 +25,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from codefu_data.config import CheckersConfig
+from codefu_data.config import AUTO, CheckersConfig
 from codefu_sandbox import CheckerConfig, Limits, Submission, TestCase, Verdict
-from codefu_sandbox.checker_runner import CheckerError, CheckerLimits, with_testlib
+from codefu_sandbox.checker_runner import CheckerError, CheckerLimits
 from codefu_sandbox.checkers import program
+from codefu_sandbox.languages import DEFAULT_LANGUAGE, LANGUAGES, get
 
-SUFFIXES = {".cpp": "cpp", ".py": "python"}
 # Drop reasons (manifest `checkers`).
 CHECKER_BROKEN = "checker_broken"
 CHECKER_FAILED = "checker_failed"
@@ -45,7 +45,7 @@ _UNSAFE = re.compile(r'[/\\<>:"|?*\x00-\x1f]')
 
 @dataclass(frozen=True)
 class Checker:
-    """A checker program: its language ("cpp" or "python") and source."""
+    """A checker program: its (judge) language and source."""
 
     language: str
     source: str
@@ -63,26 +63,30 @@ def checker_file_stem(name: str) -> str:
 
 
 def detect_language(source: str) -> str:
-    """The language of a checker source: "cpp" when it has an `#include <...>` or
-    `#include "..."` line, else "python" (a comment "# include ..." names no header)."""
-    return "cpp" if re.search(r'^\s*#\s*include\s*[<"]', source, re.MULTILINE) else "python"
+    """The language of a checker source: the first judge language that recognises it
+    (`Language.recognises`: C++ when it has an `#include <...>` or `#include "..."` line,
+    Python when it parses as Python 3), else the default language."""
+    found = next((lang for lang in LANGUAGES.values() if lang.recognises(source)), None)
+    return found.name if found is not None else DEFAULT_LANGUAGE
 
 
 def checker_from_column(value: Any, language: str) -> Checker | None:
     """The checker in a row's column value (a source string; null or blank: none)."""
     if not isinstance(value, str) or not value.strip():
         return None
-    return Checker(detect_language(value) if language == "auto" else language, value)
+    return Checker(detect_language(value) if language == AUTO else language, value)
 
 
 def checker_from_folder(folder: str | Path, name: str) -> Checker | None:
-    """The checker file of problem `name` in `folder` (`<stem>.cpp` or `<stem>.py`).
+    """The checker file of problem `name` in `folder` (`<stem><suffix>`, a judge language's
+    suffix: `<stem>.cpp`, `<stem>.py`).
 
     Raises ValueError when both exist: say which one is the checker by removing the other."""
     stem = checker_file_stem(name)
     found = [
-        (Path(folder) / f"{stem}{suffix}", language)
-        for suffix, language in SUFFIXES.items()
+        (Path(folder) / f"{stem}{suffix}", language.name)
+        for language in LANGUAGES.values()
+        for suffix in language.suffixes
         if (Path(folder) / f"{stem}{suffix}").is_file()
     ]
     if len(found) > 1:
@@ -146,11 +150,8 @@ def checker_config(checker: Checker, source: str, cfg: CheckersConfig) -> Checke
 def validate_checker(judge: Any, cand: CheckerCandidate, cfg: CheckersConfig) -> CheckerVerdict:
     """Validate one checker with a codefu_sandbox `Judge` (see the module docstring)."""
     try:
-        source = (
-            with_testlib(cand.checker.source, cfg.testlib or "")
-            if cand.checker.language == "cpp"
-            else cand.checker.source
-        )
+        language = get(cand.checker.language)
+        source = language.checker_source(cand.checker.source, cfg.testlib or "")
         prepared = judge.checkers.prepare(source, cand.checker.language)
     except CheckerError as exc:
         return CheckerVerdict(CHECKER_BROKEN, detail=str(exc))

@@ -26,6 +26,8 @@ EPILOG = """\
 Hydra overrides (after the options) change the config in conf/prepare.yaml, e.g.
   data=hard                      training tier (prepare always writes every tier)
   data.source=DIR                or --source; "sample" = the shipped raw dataset
+  data.source=[a.jsonl,dir/]     several sources, of any formats (data.format=auto detects each)
+  data.date_from=2024-08-01      a contest-date window (data.date_to too)
   data.validate=true             check tests with the accepted C++ solutions (codefu-sandbox)
   data.tiers.hard.max_rating=2400
 A key of the data config may drop its `data.` prefix: validate=true, source=DIR.
@@ -156,6 +158,20 @@ def summary_table(manifest: dict[str, Any]) -> str:
             "judging rules (found / kept): "
             + ", ".join(f"{name} {c['found']}/{c['kept']}" for name, c in rules.items())
         )
+    window = manifest.get("date_window") or {}
+    if window.get("selected") is not None:
+        lines.append(
+            f"date window {window['from'] or '…'} to {window['to'] or '…'}: "
+            f"{window['selected']} problems in it, {window['outside']} outside, "
+            f"{window['undated']} without a date"
+        )
+    unvalidated = manifest.get("unvalidated") or {}
+    if unvalidated:
+        by_source = ", ".join(f"{name} {n}" for name, n in unvalidated.items())
+        lines.append(
+            f"kept unvalidated (no known program checked their tests): "
+            f"{sum(unvalidated.values())} ({by_source})"
+        )
     truncated = (manifest.get("tests_dropped") or {}).get("truncated_output", 0)
     if truncated:
         lines.append(f"tests dropped for a truncated expected output: {truncated}")
@@ -180,7 +196,10 @@ def summary_table(manifest: dict[str, Any]) -> str:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="codefu-data",
-        description="CodeContests → quality-filtered difficulty tiers in veRL parquet format.",
+        description=(
+            "CodeContests, LiveCodeBench, TACO/APPS, PrimeIntellect and DeepCoder problems → "
+            "quality-filtered difficulty tiers in veRL parquet format."
+        ),
     )
     sub = parser.add_subparsers(dest="command", required=True)
     prep = sub.add_parser(
@@ -195,7 +214,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     prep.add_argument(
         "--source",
-        help="raw dataset: dir of parquet shards, .parquet/.jsonl file, hub id, or 'sample'",
+        help="raw dataset: dir of parquet/JSONL files, .parquet/.jsonl file, hub id, or 'sample'",
     )
     prep.add_argument(
         "--out", help="output directory (default: data/processed in the current directory)"

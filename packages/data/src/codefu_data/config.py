@@ -8,6 +8,7 @@ same ``conf/data`` group and reads ``data.tier`` / ``data.out_dir``.
 
 from __future__ import annotations
 
+import datetime
 import itertools
 import string
 from dataclasses import dataclass, field
@@ -16,8 +17,12 @@ from typing import Any
 
 from hydra.core.config_store import ConfigStore
 
-from codefu_sandbox.executors import DEFAULT_TIME_FACTORS, LANGUAGES
+from codefu_data import formats
+from codefu_data.formats import DEFAULT_OPTIONS, ReadOptions
+from codefu_sandbox.languages import DEFAULT_LANGUAGE, LANGUAGES, default_time_factors
 
+# `data.checkers.language`: a checker's language told by its source (`checkers.detect_language`).
+AUTO = "auto"
 DEFAULT_INSTRUCTIONS = [
     "Write a C++ solution for this problem. Put your thought process in <think> tags "
     "and your solution in <code> tags.",
@@ -79,6 +84,20 @@ class PromptConfig:
     seed: int = 0
 
 
+def _default_difficulty_tiers() -> dict[str, str]:
+    """The tier of each difficulty label (docs/prepare.md, "Difficulty")."""
+    return {
+        "easy": "easy",  # LiveCodeBench, TACO
+        "medium": "hard",  # LiveCodeBench, TACO
+        "medium_hard": "hard",  # TACO
+        "hard": "expert",  # LiveCodeBench, TACO
+        "very_hard": "expert",  # TACO
+        "introductory": "easy",  # APPS
+        "interview": "hard",  # APPS
+        "competition": "expert",  # APPS
+    }
+
+
 def _default_tiers() -> dict[str, TierRange]:
     return {
         "easy": TierRange(800, 1000),
@@ -92,7 +111,8 @@ class CheckersConfig:
     """Per-problem checker programs (`codefu_data.checkers`).
 
     column: a dataset column holding a problem's checker source (null: none); language:
-      its language, "cpp", "python" or "auto" (C++ when it has an #include). folder: a
+      its language (a judge language: cpp, python, ...), or "auto" (C++ when it has an
+      #include, else Python). folder: a
       folder of `<name>.cpp`/`<name>.py` files (name mapped by `checker_file_stem`).
     testlib: the path of your testlib.h, for C++ checkers that include it.
     time_seconds / memory_bytes: a checker's own limits per test.
@@ -101,7 +121,7 @@ class CheckersConfig:
     """
 
     column: str | None = None
-    language: str = "auto"
+    language: str = AUTO
     folder: str | None = None
     testlib: str | None = None
     time_seconds: float = 10.0
@@ -121,8 +141,18 @@ class CheckersConfig:
 class DataConfig:
     """Everything that decides the processed dataset (all of it goes into the manifest).
 
-    source: a local dir of HF parquet shards, a .parquet/.jsonl file, a hub id, or
-      "sample" for the raw dataset shipped in `codefu_data.sample`.
+    source: a local dir of parquet/JSONL files, a .parquet/.jsonl file, a hub id, "sample"
+      for the raw dataset shipped in `codefu_data.sample`, or a list of files and dirs.
+    format: the source format of its files (`codefu_data.formats`), or "auto": each file's
+      format detected from its columns.
+    date_from / date_to: the contest-date window (ISO dates, inclusive; null: open): only
+      problems whose contest date falls in it are kept, the others are dropped as
+      `outside_date_window` or `no_contest_date`; a window that selects nothing is an error.
+    default_time_limit_seconds / default_memory_limit_bytes: the limits of a problem whose
+      row states none (LiveCodeBench, APPS, DeepCoder; not CodeContests, whose rows must).
+    difficulty_tiers: the tier of each difficulty label (lower case, `_` between words);
+      a rated Codeforces problem is tiered by its rating, a labelled one by its label (a
+      label mapped to no tier of `tiers` drops it: `difficulty_not_in_tiers`).
     out_dir: output root, relative to the current directory unless absolute.
     tier: the tier a training run uses (prepare always writes every tier in `tiers`).
     other_sources: rule for problems not from Codeforces (no cf_rating): "exclude" drops
@@ -135,7 +165,13 @@ class DataConfig:
       (reason `several_valid_answers`).
     """
 
-    source: str = "sample"
+    source: Any = "sample"  # a path, hub id or "sample", or a list of paths
+    format: str = "auto"
+    date_from: str | None = None
+    date_to: str | None = None
+    default_time_limit_seconds: float = DEFAULT_OPTIONS.time_seconds
+    default_memory_limit_bytes: int = DEFAULT_OPTIONS.memory_bytes
+    difficulty_tiers: dict[str, str] = field(default_factory=_default_difficulty_tiers)
     out_dir: str = "data/processed"
     tier: str = "easy"
     tiers: dict[str, TierRange] = field(default_factory=_default_tiers)
@@ -148,18 +184,19 @@ class DataConfig:
     max_time_limit_seconds: float = 60.0
     # The judge's time limit is the statement's times this, in validation and in the reward.
     time_limit_scale: float = 1.0
-    # The language the prompts ask for ("cpp" or "python"); the reward must accept it.
-    language: str = "cpp"
+    # The language the prompts ask for (a judge language: cpp, python); the reward must
+    # accept it.
+    language: str = DEFAULT_LANGUAGE
     # Per language, the factor on that limit, in validation and in the reward (the judge's
     # `time_factors`; docs/languages.md has the measurement behind the defaults).
-    time_factors: dict[str, float] = field(default_factory=lambda: dict(DEFAULT_TIME_FACTORS))
+    time_factors: dict[str, float] = field(default_factory=default_time_factors)
     min_memory_limit_bytes: int = 1_000_000
     max_memory_limit_bytes: int = 4_294_967_296
     keep_several_answers: bool = False
     validate: bool = False
     validate_max_solutions: int = 3  # per language
     # The languages whose accepted solutions `validate` runs (CodeContests: cpp, python).
-    validate_languages: list[str] = field(default_factory=lambda: ["cpp"])
+    validate_languages: list[str] = field(default_factory=lambda: [DEFAULT_LANGUAGE])
     validate_checker: str = "codecontests"
     validate_max_dropped_fraction: float = 0.5
     validate_workers: int = 0  # 0: the judge's default (usable CPUs)
@@ -222,6 +259,12 @@ def check_config(cfg: DataConfig) -> None:
             f"data.heldout_split={cfg.heldout_split!r} is not an output split of data.split_map "
             f"{dict(cfg.split_map)}."
         )
+    check_source(cfg)
+    if cfg.format != formats.AUTO and cfg.format not in formats.FORMATS:
+        raise ValueError(
+            f"data.format={cfg.format!r}: use {formats.AUTO} or one of "
+            f"{', '.join(sorted(formats.FORMATS))}."
+        )
     if not cfg.time_limit_scale > 0:
         raise ValueError(f"data.time_limit_scale must be > 0, got {cfg.time_limit_scale}.")
     check_languages(cfg)
@@ -232,8 +275,50 @@ def check_config(cfg: DataConfig) -> None:
     if not cfg.prompt.instructions:
         raise ValueError("data.prompt.instructions is empty: give at least one instruction.")
     check_tiers(cfg.tiers)
+    date_window(cfg)
+    if not cfg.default_time_limit_seconds > 0 or cfg.default_memory_limit_bytes <= 0:
+        raise ValueError(
+            "data.default_time_limit_seconds and data.default_memory_limit_bytes must be > 0."
+        )
     check_template(cfg.prompt.template)
     check_checkers(cfg.checkers)
+
+
+def check_source(cfg: DataConfig) -> None:
+    """Raise ValueError unless `data.source` is a non-empty text or list of texts."""
+    sources = cfg.source if isinstance(cfg.source, list | tuple) else [cfg.source]
+    if not sources or not all(isinstance(s, str) and s.strip() for s in sources):
+        raise ValueError(
+            f"data.source={cfg.source!r}: name a file, a directory, a hub id or sample, or a "
+            "list of files and directories ([a.jsonl,b/])."
+        )
+
+
+def read_options(cfg: DataConfig) -> ReadOptions:
+    """The limits the formats give a row that states none."""
+    return ReadOptions(cfg.default_time_limit_seconds, cfg.default_memory_limit_bytes)
+
+
+def parse_date(text: str) -> datetime.date:
+    """An ISO date or date-time (`2024-08-01`, `2024-08-01T00:00:00`) → its date; ValueError."""
+    return datetime.datetime.fromisoformat(text.strip()).date()
+
+
+def date_window(cfg: DataConfig) -> tuple[datetime.date | None, datetime.date | None]:
+    """(`data.date_from`, `data.date_to`) as dates; ValueError naming a bad one."""
+    bounds = []
+    for key in ("date_from", "date_to"):
+        value = getattr(cfg, key)
+        try:
+            bounds.append(None if value in (None, "") else parse_date(str(value)))
+        except ValueError:
+            raise ValueError(
+                f"data.{key}={value!r} is not a date: write YYYY-MM-DD (e.g. 2024-08-01)."
+            ) from None
+    low, high = bounds
+    if low is not None and high is not None and low > high:
+        raise ValueError(f"data.date_from={low} is after data.date_to={high}.")
+    return low, high
 
 
 def check_languages(cfg: DataConfig) -> None:
@@ -258,8 +343,9 @@ def check_languages(cfg: DataConfig) -> None:
 
 def check_checkers(cfg: CheckersConfig) -> None:
     """Raise ValueError naming the `data.checkers` setting to fix."""
-    if cfg.language not in ("auto", "cpp", "python"):
-        raise ValueError(f"data.checkers.language={cfg.language!r}: use auto, cpp or python.")
+    if cfg.language != AUTO and cfg.language not in LANGUAGES:
+        choices = ", ".join([AUTO, *LANGUAGES])
+        raise ValueError(f"data.checkers.language={cfg.language!r}: use one of {choices}.")
     if cfg.folder and not Path(cfg.folder).expanduser().is_dir():
         raise ValueError(f"data.checkers.folder={cfg.folder!r} is not a directory.")
     if cfg.testlib and not Path(cfg.testlib).expanduser().is_file():

@@ -1,18 +1,20 @@
 """Quality filters: pure decisions on one problem's light fields, each with a named reason.
 
 The first failing check names the reason a problem is dropped; `prepare` counts reasons
-per tier and split in the manifest. Order: name, description, tests, limits (this module),
-then cross-split duplicates (`DuplicateIndex`), then the tier rule (`codefu_data.tiers`).
+per tier and split in the manifest. Order: name, description, tests, limits, then the
+contest-date window (this module), then cross-split duplicates (`DuplicateIndex`), then the
+tier rule (`codefu_data.tiers`).
 """
 
 from __future__ import annotations
 
+import datetime
 import hashlib
 import re
 import unicodedata
 from dataclasses import dataclass
 
-from codefu_data.config import DataConfig
+from codefu_data.config import DataConfig, parse_date
 
 MISSING_NAME = "missing_name"
 EMPTY_DESCRIPTION = "empty_description"
@@ -24,6 +26,9 @@ INVALID_TIME_LIMIT = "invalid_time_limit"
 INVALID_MEMORY_LIMIT = "invalid_memory_limit"
 DUPLICATE_OF_HELDOUT = "duplicate_of_heldout"
 DUPLICATE_WITHIN_SPLIT = "duplicate_within_split"
+OUTSIDE_DATE_WINDOW = "outside_date_window"
+NO_CONTEST_DATE = "no_contest_date"
+DateWindow = tuple[datetime.date | None, datetime.date | None]
 
 
 @dataclass(frozen=True)
@@ -64,6 +69,23 @@ def quality_reason(meta: ProblemMeta, cfg: DataConfig) -> str | None:
     m = meta.memory_limit_bytes
     if m is None or m < cfg.min_memory_limit_bytes or m > cfg.max_memory_limit_bytes:
         return INVALID_MEMORY_LIMIT
+    return None
+
+
+def window_reason(contest_date: str | None, window: DateWindow) -> str | None:
+    """Why a problem falls outside the contest-date window (`config.date_window`), or None:
+    its date is before or after it, or it has no (readable) date while a window is set."""
+    low, high = window
+    if low is None and high is None:
+        return None
+    try:
+        day = parse_date(contest_date) if contest_date else None
+    except ValueError:
+        day = None
+    if day is None:
+        return NO_CONTEST_DATE
+    if (low is not None and day < low) or (high is not None and day > high):
+        return OUTSIDE_DATE_WINDOW
     return None
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -17,12 +17,13 @@ from codefu_data import __version__
 from codefu_data.config import DataConfig
 from codefu_data.reader import Source
 from codefu_data.tier_writer import TierWriter
+from codefu_sandbox.languages import for_suffix
 from codefu_sandbox.rules import JudgingRules
 
 MANIFEST = "manifest.json"
 # The layout of manifest.json and the processed parquet: raised when either changes, so a
 # trainer can tell a dataset prepared by another version (codefu_trainer.run.prepared_data).
-MANIFEST_FORMAT = 1
+MANIFEST_FORMAT = 2  # 2: the ground truth's `grader`; data_source per problem
 STAMP = ".prepare-stamp.json"
 RULE_NAMES = ("any_case", "tolerance", "several_answers", "any_order")
 Counts = dict[str, dict[str, dict[str, int]]]  # tier → split → reason (or "kept") → n
@@ -49,8 +50,8 @@ def rule_names(rules: JudgingRules) -> list[str]:
 @dataclass
 class PrepareStats:
     """Manifest counts beside kept/dropped per reason: the judging rules found among the
-    problems that passed every other filter and kept in the output, and the tests dropped
-    for a truncated expected output."""
+    problems that passed every other filter and kept in the output, the tests dropped for a
+    truncated expected output, and the problems written unvalidated, per data source."""
 
     rules_found: dict[str, int] = dataclasses.field(
         default_factory=lambda: dict.fromkeys(RULE_NAMES, 0)
@@ -62,6 +63,9 @@ class PrepareStats:
     # problem name → its checker's validation (`CheckerVerdict.to_dict`)
     checkers: dict[str, dict[str, Any]] = dataclasses.field(default_factory=dict)
     several_with_checker: int = 0  # several-answer problems kept, judged by their checker
+    # data source → problems written whose tests no known program checked (no solution,
+    # data.validate=false, or a grader validation does not run)
+    unvalidated: Counter[str] = dataclasses.field(default_factory=Counter)
 
     def found(self, rules: JudgingRules) -> None:
         for name in rule_names(rules):
@@ -80,6 +84,7 @@ class PrepareStats:
             "tests_dropped": {"truncated_output": self.truncated_tests},
             "checkers": dict(sorted(self.checkers.items())),
             "several_answers_kept_with_checker": self.several_with_checker,
+            "unvalidated": dict(sorted(self.unvalidated.items())),
         }
 
 
@@ -100,13 +105,13 @@ def config_digest(cfg: DataConfig) -> tuple[dict[str, Any], str]:
 
 
 def _checker_files_digest(cfg: DataConfig) -> str:
-    """sha256 of the checker folder's .cpp/.py files (names and contents) and testlib.h:
-    editing a checker makes the output out of date."""
+    """sha256 of the checker folder's sources (files with a judge language's suffix: .cpp,
+    .py; names and contents) and testlib.h: editing a checker makes the output out of date."""
     h = hashlib.sha256()
     paths: list[Path] = []
     if cfg.checkers.folder:
         folder = Path(cfg.checkers.folder).expanduser()
-        paths += sorted(p for p in folder.iterdir() if p.suffix in (".cpp", ".py"))
+        paths += sorted(p for p in folder.iterdir() if for_suffix(p.suffix) is not None)
     if cfg.checkers.testlib:
         paths.append(Path(cfg.checkers.testlib).expanduser())
     for path in paths:

@@ -1,9 +1,11 @@
-"""`prepare`: raw CodeContests → filtered, tiered veRL parquet + manifest.json.
+"""`prepare`: raw problems (CodeContests and the other source formats) → filtered, tiered
+veRL parquet + manifest.json.
 
 Splits: raw `train` → `train`, raw `valid` and `test` → `test` (`data.split_map`); the
 held-out split (`test`) keeps cross-split duplicates, every other split drops them.
 
-Two streaming passes over the source: (1) names and statements only, to find duplicates;
+Two streaming passes over the source: (1) names and statements only, to find duplicates
+(and contest dates, when a date window is set: a window that selects nothing stops here);
 (2) the needed columns a row group at a time: filter, tier, (validate,) build prompts and
 append to one parquet writer per tier and split. Everything goes to a temporary directory
 beside the output, renamed into place at the end, so an interrupted run never leaves a
@@ -16,7 +18,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,8 +34,13 @@ from codefu_data.batch import (
     process_batch,
 )
 from codefu_data.clean_tests import ALL_PRIVATE_TESTS_TRUNCATED
-from codefu_data.config import DataConfig, check_config
-from codefu_data.filters import DuplicateIndex
+from codefu_data.config import DataConfig, check_config, date_window, read_options
+from codefu_data.filters import (
+    NO_CONTEST_DATE,
+    OUTSIDE_DATE_WINDOW,
+    DuplicateIndex,
+    window_reason,
+)
 from codefu_data.manifest import (
     MANIFEST,
     MANIFEST_FORMAT,
@@ -70,7 +77,7 @@ def prepare(
         check_config(cfg)
     except ValueError as exc:
         raise DataError(str(exc)) from exc
-    source = resolve_source(cfg.source)
+    source = resolve_source(cfg.source, cfg.format, read_options(cfg))
     columns = list(REQUIRED_COLUMNS) + (list(VALIDATION_COLUMNS) if cfg.validate else [])
     if cfg.checkers.enabled():
         wanted = ["solutions", "incorrect_solutions", cfg.checkers.column or ""]
@@ -144,23 +151,46 @@ def _out_split(cfg: DataConfig, raw: str, origin: str) -> str:
     return cfg.split_map[raw]
 
 
-def _scan_duplicates(cfg: DataConfig, source: Source, progress: bool) -> DuplicateIndex:
-    """Pass 1: duplicates, from names and statements only."""
+def _scan_duplicates(
+    cfg: DataConfig, source: Source, progress: bool
+) -> tuple[DuplicateIndex, dict[str, Any]]:
+    """Pass 1: duplicates, from names and statements only, and the problems the date window
+    selects (the manifest's `date_window`); a window that selects none is a DataError."""
     dupes = DuplicateIndex(cfg.heldout_split)
     ordinals: dict[str, int] = defaultdict(int)
+    window = date_window(cfg)
+    windowed = window != (None, None)
+    seen: Counter[str] = Counter()
+    columns = ["name", "description", *(["contest_date"] if windowed else [])]
     bar = tqdm(
         total=source.num_rows(), desc="scan for duplicates", unit="problem", disable=not progress
     )
-    for batch in source.iter_batches(["name", "description"], cfg.batch_size):
+    for batch in source.iter_batches(columns, cfg.batch_size):
         split = _out_split(cfg, batch.split, batch.origin)
         names = batch.table.column("name").to_pylist()
         descs = batch.table.column("description").to_pylist()
         for name, desc in zip(names, descs, strict=True):
             dupes.add(split, ordinals[split], name, desc)
             ordinals[split] += 1
+        if windowed:
+            for date in batch.table.column("contest_date").to_pylist():
+                seen[window_reason(date, window) or "selected"] += 1
         bar.update(batch.table.num_rows)
     bar.close()
-    return dupes
+    summary = {
+        "from": cfg.date_from,
+        "to": cfg.date_to,
+        "selected": seen["selected"] if windowed else None,
+        "outside": seen[OUTSIDE_DATE_WINDOW],
+        "undated": seen[NO_CONTEST_DATE],
+    }
+    if windowed and not seen["selected"]:
+        raise DataError(
+            f"the date window data.date_from={cfg.date_from} data.date_to={cfg.date_to} "
+            f"selects no problem of {source.description} ({seen[OUTSIDE_DATE_WINDOW]} outside "
+            f"it, {seen[NO_CONTEST_DATE]} without a contest date): widen or unset it."
+        )
+    return dupes, summary
 
 
 def _run(
@@ -173,7 +203,7 @@ def _run(
     progress: bool,
 ) -> dict[str, Any]:
     """Both passes over the source; returns the manifest."""
-    dupes = _scan_duplicates(cfg, source, progress)
+    dupes, window = _scan_duplicates(cfg, source, progress)
     # Pass 2: filter, tier, validate, write.
     writers = {
         (t, s): TierWriter(tmp / t / f"{s}.parquet")
@@ -213,6 +243,7 @@ def _run(
         "input": source.fingerprint(),
         "config": config_values,
         "read": dict(sorted(read_by_split.items())),
+        "date_window": window,
         **output_counts(writers, counts, read_by_split),
         **stats.as_dict(),
         "validation": validator.stats.as_dict() if validator else None,

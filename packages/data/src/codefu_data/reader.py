@@ -1,13 +1,14 @@
-"""One reader for every raw source: a directory of HF parquet shards, one parquet or JSONL
-file, or a Hugging Face hub id (optional `datasets`, when the network allows). A parquet
-file in veRL's format (prompt + reward_model, such as the CodeFu reference's) is read as
-the raw columns it carries (`codefu_data.verl_source`).
+"""One reader for every raw source: a directory of parquet/JSONL files, one such file, a
+Hugging Face hub id (optional `datasets`, when the network allows), or several of them.
+Each file is of one source format (`codefu_data.formats`: CodeContests, a veRL-format
+parquet, …), detected from its columns or named by `data.format`; the format says which
+columns to read and turns them into the raw problem columns.
 
 Rows come out in Arrow batches of the requested columns only (a row group at a time for
 parquet, `batch_size` lines for JSONL), so memory stays bounded on the full dataset and the
 big columns nobody asked for (generated tests, solutions) are never read. Any structural
-problem — unknown source, corrupt file, missing column, wrong type — raises `DataError`
-naming the file and the row(s) or column.
+problem — unknown source or format, corrupt file, missing column, wrong type — raises
+`DataError` naming the file and the row(s) or column.
 """
 
 from __future__ import annotations
@@ -16,72 +17,59 @@ import hashlib
 import json
 import re
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from codefu_data.schema import OUTPUT_SCHEMA, RAW_SCHEMA, REFERENCE_REWARD_MODEL_TYPE
-from codefu_data.verl_source import VERL_COLUMNS, check_derivable, is_verl_schema, raw_table
+from codefu_data import formats
+from codefu_data.containers import (
+    Batch,
+    DataError,
+    RawFile,
+    check_columns,
+    check_format,
+    column_names,
+    format_of,
+    jsonl_batches,
+    parquet_batches,
+    rows_batch,
+)
+from codefu_data.formats import DEFAULT_OPTIONS, ReadOptions
+from codefu_data.schema import (
+    GROUND_TRUTH_TYPE,
+    OUTPUT_SCHEMA,
+    REFERENCE_GROUND_TRUTH_TYPE,
+)
 
 SPLIT_ORDER = ("train", "valid", "test")
-_SPLIT_RE = re.compile(r"^(train|valid|validation|test)(?:[-_.]|$)")
+_SPLIT_RE = re.compile(r"^(train|valid|validation|test)\d*(?:[-_.]|$)")
 _HUB_ID_RE = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
+_CONTAINERS = {".parquet": "parquet", ".jsonl": "jsonl", ".json": "jsonl"}
 
-
-class DataError(ValueError):
-    """Bad input or configuration; the message names the file/row/column and what to do."""
-
-
-@dataclass(frozen=True)
-class RawFile:
-    path: Path
-    split: str  # raw split: train, valid or test
-    fmt: str  # "parquet", "verl" (a veRL-format parquet) or "jsonl"
-
-
-@dataclass
-class Batch:
-    """Consecutive rows of one raw file (or hub split), columns cast to the raw schema."""
-
-    origin: str  # file path or hub id + split, for messages
-    split: str
-    first_row: int  # 0-based row number of the first row within its file/split
-    table: pa.Table
+__all__ = [
+    "SPLIT_ORDER",
+    "Batch",
+    "DataError",
+    "HubSource",
+    "LocalSource",
+    "RawFile",
+    "Source",
+    "read_processed",
+    "resolve_source",
+    "split_of",
+]
 
 
 def split_of(path: Path) -> str | None:
-    """Raw split from a file name (`train-00000-of-00039.parquet` → train), else None."""
+    """Raw split from a file name (`train-00000-of-00039.parquet`, `test5.jsonl` → train,
+    test), else None."""
     m = _SPLIT_RE.match(path.name)
     if not m:
         return None
     return "valid" if m.group(1) == "validation" else m.group(1)
-
-
-def _target_schema(columns: Sequence[str]) -> pa.Schema:
-    return pa.schema([RAW_SCHEMA.field(c) for c in columns])
-
-
-def _cast(table: pa.Table, columns: Sequence[str], origin: str, rows: str) -> pa.Table:
-    """Select and cast `columns`; a wrong type names the file, rows and column."""
-    arrays = []
-    for name in columns:
-        want = RAW_SCHEMA.field(name).type
-        if name not in table.column_names:
-            raise DataError(f"{origin}: missing column {name!r} ({rows}).")
-        col = table.column(name)
-        if col.type != want:
-            try:
-                col = col.cast(want)
-            except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as exc:
-                raise DataError(
-                    f"{origin}: column {name!r} ({rows}) has type {col.type}, "
-                    f"expected {want}: {exc}"
-                ) from exc
-        arrays.append(col)
-    return pa.Table.from_arrays(arrays, schema=_target_schema(columns))
 
 
 class LocalSource:
@@ -90,150 +78,28 @@ class LocalSource:
     kind = "local"
 
     def __init__(self, files: Sequence[RawFile], description: str) -> None:
-        self.files = sorted(files, key=lambda f: (SPLIT_ORDER.index(f.split), f.path.name))
+        self.files = sorted(files, key=lambda f: (SPLIT_ORDER.index(f.split), f.order, f.path.name))
         self.description = description
 
     def check_columns(self, columns: Sequence[str]) -> None:
         """Open every file's footer / first line: corrupt files and missing columns fail now."""
         for f in self.files:
-            if f.fmt == "verl":
-                try:
-                    check_derivable(columns)
-                except ValueError as exc:
-                    raise DataError(f"{f.path}: {exc}.") from exc
-            elif f.fmt == "parquet":
-                try:
-                    schema = pq.read_schema(f.path)
-                except (OSError, pa.ArrowException) as exc:
-                    raise DataError(
-                        f"{f.path}: not a readable parquet file ({exc}); re-download or remove it."
-                    ) from exc
-                for name in columns:
-                    if name not in schema.names:
-                        raise DataError(
-                            f"{f.path}: missing column {name!r}; a CodeContests file has "
-                            f"{', '.join(RAW_SCHEMA.names)}."
-                        )
-                    _cast(  # a cast of an empty column: type errors surface before any writing
-                        pa.Table.from_arrays(
-                            [pa.array([], type=schema.field(name).type)], names=[name]
-                        ),
-                        [name],
-                        str(f.path),
-                        "schema",
-                    )
+            check_columns(f, columns)
 
     def num_rows(self) -> int | None:
         total = 0
         for f in self.files:
-            if f.fmt == "jsonl":
+            if f.container == "jsonl":
                 return None
             total += pq.ParquetFile(f.path).metadata.num_rows
         return total
 
     def iter_batches(self, columns: Sequence[str], batch_size: int) -> Iterator[Batch]:
         for f in self.files:
-            if f.fmt != "jsonl":
-                yield from self._parquet_batches(f, columns, batch_size)
+            if f.container == "parquet":
+                yield from parquet_batches(f, columns, batch_size)
             else:
-                yield from self._jsonl_batches(f, columns, batch_size)
-
-    def _parquet_batches(
-        self, f: RawFile, columns: Sequence[str], batch_size: int
-    ) -> Iterator[Batch]:
-        origin = str(f.path)
-        try:
-            pf = pq.ParquetFile(f.path)
-        except (OSError, pa.ArrowException) as exc:
-            raise DataError(f"{origin}: not a readable parquet file ({exc}).") from exc
-        row = 0
-        verl = f.fmt == "verl"
-        read = list(VERL_COLUMNS) if verl else list(columns)
-        with pf:
-            for rg in range(pf.num_row_groups):
-                rg_rows = pf.metadata.row_group(rg).num_rows
-                try:
-                    for rb in pf.iter_batches(batch_size=batch_size, row_groups=[rg], columns=read):
-                        rows = f"rows {row}-{row + rb.num_rows - 1}"
-                        table = pa.Table.from_batches([rb])
-                        if verl:
-                            try:
-                                table = raw_table(table, columns)
-                            except (KeyError, ValueError, TypeError) as exc:
-                                raise DataError(
-                                    f"{origin} ({rows}): not a veRL row with "
-                                    f"reward_model.ground_truth {{name, tests, limits}}: {exc}"
-                                ) from exc
-                        yield Batch(origin, f.split, row, _cast(table, columns, origin, rows))
-                        row += rb.num_rows
-                except (OSError, pa.ArrowException) as exc:
-                    raise DataError(
-                        f"{origin}: corrupt data in row group {rg} "
-                        f"(rows {row}-{row + rg_rows - 1}): {exc}"
-                    ) from exc
-
-    def _jsonl_batches(
-        self, f: RawFile, columns: Sequence[str], batch_size: int
-    ) -> Iterator[Batch]:
-        origin = str(f.path)
-        rows: list[dict[str, Any]] = []
-        first = 0
-        try:
-            handle = f.path.open("r", encoding="utf-8")
-        except OSError as exc:
-            raise DataError(f"{origin}: cannot open ({exc}).") from exc
-        with handle:
-            lineno = 0
-            try:
-                for lineno, line in enumerate(handle, start=1):
-                    if not line.strip():
-                        continue
-                    try:
-                        obj = json.loads(line)
-                    except json.JSONDecodeError as exc:
-                        raise DataError(
-                            f"{origin}: line {lineno} is not valid JSON ({exc})."
-                        ) from exc
-                    if not isinstance(obj, dict):
-                        raise DataError(f"{origin}: line {lineno} is not a JSON object.")
-                    for name in columns:
-                        if name not in obj:
-                            raise DataError(
-                                f"{origin}: line {lineno} (row {first + len(rows)}) "
-                                f"has no column {name!r}."
-                            )
-                    rows.append({c: obj[c] for c in columns})
-                    if len(rows) == batch_size:
-                        yield self._jsonl_table(origin, f.split, first, rows, columns)
-                        first += len(rows)
-                        rows = []
-            except UnicodeDecodeError as exc:
-                raise DataError(f"{origin}: not UTF-8 text after line {lineno} ({exc}).") from exc
-        if rows:
-            yield self._jsonl_table(origin, f.split, first, rows, columns)
-
-    @staticmethod
-    def _jsonl_table(
-        origin: str, split: str, first: int, rows: list[dict[str, Any]], columns: Sequence[str]
-    ) -> Batch:
-        arrays = []
-        for name in columns:
-            want = RAW_SCHEMA.field(name).type
-            try:
-                arrays.append(pa.array([r[name] for r in rows], type=want))
-            except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, OverflowError) as exc:
-                for i, r in enumerate(rows):  # find the offending row for the message
-                    try:
-                        pa.array([r[name]], type=want)
-                    except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, OverflowError):
-                        raise DataError(
-                            f"{origin}: row {first + i}, column {name!r}: "
-                            f"value does not fit {want} ({exc})."
-                        ) from exc
-                raise DataError(f"{origin}: column {name!r}: {exc}") from exc
-        return Batch(
-            origin, split, first, pa.Table.from_arrays(arrays, schema=_target_schema(columns))
-        )
+                yield from jsonl_batches(f, columns, batch_size)
 
     def stat_key(self) -> str:
         """Cheap identity of the input (names, sizes, mtimes) for the up-to-date check."""
@@ -253,7 +119,10 @@ class LocalSource:
                 while chunk := fh.read(1 << 20):
                     h.update(chunk)
             digest = h.hexdigest()
-            files.append({"file": f.path.name, "split": f.split, "sha256": digest})
+            entry = {"file": f.path.name, "split": f.split, "sha256": digest}
+            if f.fmt is not None:
+                entry["format"] = f.fmt.name
+            files.append(entry)
             total.update(f"{f.split}\x00{f.path.name}\x00{digest}\n".encode())
         return {"kind": "local", "sha256": total.hexdigest(), "files": files}
 
@@ -263,9 +132,13 @@ class HubSource:
 
     kind = "hub"
 
-    def __init__(self, hub_id: str) -> None:
+    def __init__(
+        self, hub_id: str, fmt: str = formats.AUTO, options: ReadOptions = DEFAULT_OPTIONS
+    ) -> None:
         self.hub_id = hub_id
         self.description = f"hub:{hub_id}"
+        self.format = fmt
+        self.options = options
         try:
             import datasets
         except ImportError as exc:
@@ -304,15 +177,33 @@ class HubSource:
                 )
             except Exception as exc:
                 raise DataError(f"{origin}: could not load ({type(exc).__name__}: {exc}).") from exc
+            fmt = check_format(
+                format_of(ds.column_names or [], self.format, origin), columns, origin
+            )
+            wanted = fmt.file_columns(columns)
             missing = [
-                c for c in columns if ds.column_names is not None and c not in ds.column_names
+                c.name
+                for c in wanted
+                if c.required and ds.column_names is not None and c.name not in ds.column_names
             ]
             if missing:
                 raise DataError(f"{origin}: missing column(s) {missing}.")
             row = 0
             for chunk in ds.iter(batch_size=batch_size):
-                rows = [{c: chunk[c][i] for c in columns} for i in range(len(chunk[columns[0]]))]
-                batch = LocalSource._jsonl_table(origin, split, row, rows, columns)
+                n = len(next(iter(chunk.values()))) if chunk else 0
+                rows = [
+                    {c.name: (chunk.get(c.name) or [None] * n)[i] for c in wanted} for i in range(n)
+                ]
+                batch = rows_batch(
+                    fmt,
+                    origin,
+                    split=split,
+                    first=row,
+                    rows=rows,
+                    wanted=wanted,
+                    columns=columns,
+                    options=self.options,
+                )
                 row += batch.table.num_rows
                 yield batch
 
@@ -326,17 +217,14 @@ class HubSource:
 Source = LocalSource | HubSource
 
 
-def _parquet_format(path: Path) -> str:
-    """ "verl" for a veRL-format parquet (prompt + reward_model), else "parquet" (an unreadable
-    file is reported when its columns are checked)."""
-    try:
-        names = pq.read_schema(path).names
-    except (OSError, pa.ArrowException):
-        return "parquet"
-    return "verl" if is_verl_schema(names) else "parquet"
+def _raw_file(path: Path, split: str, fmt: str, order: int) -> RawFile:
+    container = _CONTAINERS[path.suffix]
+    columns = column_names(path, container)
+    found = None if columns is None else format_of(columns, fmt, str(path))
+    return RawFile(path, split, container, found, order)
 
 
-def _files_in(directory: Path) -> list[RawFile]:
+def _files_in(directory: Path, fmt: str, order: int) -> list[RawFile]:
     base = directory / "data" if (directory / "data").is_dir() else directory
     found = sorted(p for p in base.iterdir() if p.suffix in (".parquet", ".jsonl"))
     if not found:
@@ -351,37 +239,56 @@ def _files_in(directory: Path) -> list[RawFile]:
             raise DataError(
                 f"{p}: cannot tell its split from the name; name shards train-…, valid-… or test-…."
             )
-        files.append(RawFile(p, split, _parquet_format(p) if p.suffix == ".parquet" else "jsonl"))
+        files.append(_raw_file(p, split, fmt, order))
     return files
 
 
-def resolve_source(spec: str) -> Source:
-    """A source from a path, "sample" (the shipped raw dataset), or a hub id."""
-    if spec == "sample":
-        try:
-            from codefu_data.sample import sample_dataset_dir
-        except ImportError as exc:
-            raise DataError(
-                "the shipped sample dataset (codefu_data.sample) is not installed; "
-                "pass --source DIR."
-            ) from exc
-        return resolve_source(str(sample_dataset_dir()))
+def _local_files(spec: str, fmt: str, order: int) -> list[RawFile] | None:
+    """The files of one local source (a directory or a file); None when `spec` is no path."""
     path = Path(spec).expanduser()
     if path.is_dir():
-        return LocalSource(_files_in(path), str(path))
+        return _files_in(path, fmt, order)
     if path.is_file():
-        if path.suffix == ".parquet":
-            fmt = _parquet_format(path)
-        elif path.suffix in (".jsonl", ".json"):
-            fmt = "jsonl"
-        else:
+        if path.suffix not in _CONTAINERS:
             raise DataError(
                 f"{path}: unsupported file type {path.suffix!r}; use .parquet or .jsonl."
             )
-        return LocalSource([RawFile(path, split_of(path) or "train", fmt)], str(path))
+        return [_raw_file(path, split_of(path) or "train", fmt, order)]
+    return None
+
+
+def resolve_source(
+    spec: str | Sequence[str], fmt: str = formats.AUTO, options: ReadOptions = DEFAULT_OPTIONS
+) -> Source:
+    """A source from a path, "sample" (the shipped raw dataset), a hub id, or a list of
+    paths (their files together). `fmt` is a format name (`codefu_data.formats`) or "auto";
+    `options` holds the limits of rows that state none."""
+    specs = [spec] if isinstance(spec, str) else list(spec)
+    if not specs:
+        raise DataError("data.source is an empty list: name a file or a directory.")
+    files: list[RawFile] = []
+    for order, one in enumerate(specs):
+        found = _local_files(_sample_dir() if one == "sample" else one, fmt, order)
+        if found is None:
+            if len(specs) == 1:
+                return _hub_source(one, fmt, options)
+            raise DataError(
+                f"unknown source {one!r} in data.source: several sources must all be "
+                "files or directories."
+            )
+        files += [replace(f, options=options) for f in found]
+    paths = [f.path.resolve() for f in files]
+    if len(set(paths)) != len(paths):
+        raise DataError(f"data.source {specs} names a file twice.")
+    described = [_sample_dir() if one == "sample" else str(Path(one).expanduser()) for one in specs]
+    return LocalSource(files, ", ".join(described))
+
+
+def _hub_source(spec: str, fmt: str, options: ReadOptions) -> HubSource:
+    path = Path(spec).expanduser()
     looks_like_hub = _HUB_ID_RE.match(spec) and not spec.startswith((".", "/", "~"))
     if looks_like_hub and not path.parent.is_dir():  # `existing_dir/typo` is a missing path
-        return HubSource(spec)
+        return HubSource(spec, fmt, options)
     raise DataError(
         f"unknown source {spec!r}: not a file or directory, and not a hub id (owner/name); pass a "
         "directory of parquet shards, a .parquet/.jsonl file, or a hub id such as "
@@ -389,12 +296,23 @@ def resolve_source(spec: str) -> Source:
     )
 
 
+def _sample_dir() -> str:
+    try:
+        from codefu_data.sample import sample_dataset_dir
+    except ImportError as exc:
+        raise DataError(
+            "the shipped sample dataset (codefu_data.sample) is not installed; pass --source DIR."
+        ) from exc
+    return str(sample_dataset_dir())
+
+
 def read_processed(path: str | Path) -> pa.Table:
     """Read a processed (veRL) parquet file and check its columns against our schema.
 
-    Raises DataError naming the column whose type differs. `extra_info` may be absent
-    and the ground truth may lack `judging_rules` (the CodeFu reference files have neither);
-    every other column must match exactly.
+    Raises DataError naming the column whose type differs. `extra_info` may be absent, and
+    the ground truth may lack the fields after the reference's (`judging_rules`, `checker`,
+    `grader`: the CodeFu reference files, and those prepared before the grader, have not
+    all of them) or hold only nulls in them; every other column must match exactly.
     """
     path = Path(path)
     try:
@@ -407,8 +325,25 @@ def read_processed(path: str | Path) -> pa.Table:
                 continue
             raise DataError(f"{path}: missing column {field.name!r}.")
         got = table.schema.field(field.name).type
-        if got != field.type and not (
-            field.name == "reward_model" and got == REFERENCE_REWARD_MODEL_TYPE
-        ):
+        if got != field.type and not (field.name == "reward_model" and _reward_model_fits(got)):
             raise DataError(f"{path}: column {field.name!r} has type {got}, expected {field.type}.")
     return table
+
+
+def _reward_model_fits(got: pa.DataType) -> bool:
+    """A reward model of ours, or one whose ground truth has the reference's fields and of
+    ours after them only some, each of our type or all null."""
+    if not pa.types.is_struct(got) or [f.name for f in got] != ["ground_truth", "style"]:
+        return False
+    gt = got.field("ground_truth").type
+    if not pa.types.is_struct(gt) or got.field("style").type != pa.string():
+        return False
+    ours = {f.name: f.type for f in GROUND_TRUTH_TYPE}
+    reference = [f.name for f in REFERENCE_GROUND_TRUTH_TYPE]
+    names = [f.name for f in gt]
+    if names[: len(reference)] != reference:
+        return False
+    for f in gt:
+        if f.name not in reference and f.type not in (ours.get(f.name), pa.null()):
+            return False
+    return all(gt.field(name).type == ours[name] for name in reference)

@@ -1,4 +1,5 @@
-"""Arrow schemas: raw CodeContests rows (input) and processed veRL rows (output).
+"""Arrow schemas: raw CodeContests rows (input), the problem columns every source format
+gives (`PROBLEM_SCHEMA`: the raw ones and a few more), and processed veRL rows (output).
 
 The output schema is the CodeFu reference parquet's (``codefu_easy``) field for field,
 including struct field order and types, plus an ``extra_info`` column and the ground
@@ -13,6 +14,8 @@ from typing import Any
 import pyarrow as pa
 
 from codefu_sandbox.checkers import PROGRAM, param_types
+from codefu_sandbox.graders import get_grader
+from codefu_sandbox.languages import LANGUAGES
 
 TESTS_TYPE = pa.struct([("input", pa.list_(pa.string())), ("output", pa.list_(pa.string()))])
 SOLUTIONS_TYPE = pa.struct(
@@ -46,6 +49,60 @@ RAW_SCHEMA = pa.schema(
     ]
 )
 
+OUT_TESTS_TYPE = TESTS_TYPE
+# How a problem's tests are run and compared (docs/ARCHITECTURE.md, "Ground truth"; null:
+# the standard stdin/stdout grader). In codefu_sandbox: `graders.GraderConfig`.
+GRADER_TYPE = pa.struct(
+    [
+        ("name", pa.string()),  # "stdio" | "call"
+        (
+            "params",
+            pa.struct(
+                [
+                    ("fn_name", pa.string()),  # call: the function or Solution method
+                    ("prelude", pa.string()),  # a named import prelude ("livecodebench") or null
+                    ("compare", pa.string()),  # call: "exact" (null = exact) | "apps"
+                ]
+            ),
+        ),
+    ]
+)
+
+
+def call_grader_languages() -> frozenset[str]:
+    """The languages the call grader runs, as it declares them (`Grader.languages`, from
+    the judge's grader registry): a call-based problem is kept only when the prompts ask for
+    one of them (`data.language`)."""
+    declared = get_grader("call").languages
+    return frozenset(LANGUAGES if declared is None else declared)
+
+
+# A problem's checker program, validated by prepare (null: none), stored as its
+# codefu-sandbox configuration's own `CheckerConfig.to_dict()` (`checkers.program.config`):
+# the program checker's parameters as fields, all but `testlib` (prepare inlines testlib.h
+# into the source, so no path of the preparing machine is stored). Today's fields: source,
+# language, time_seconds, memory_bytes. A comparison its source format chooses
+# (`livecodebench`) has null params.
+_ARROW_TYPES = {str: pa.string(), float: pa.float64(), int: pa.int64(), bool: pa.bool_()}
+CHECKER_PARAMS_TYPE = pa.struct(
+    [(name, _ARROW_TYPES[kind]) for name, kind in param_types(PROGRAM).items() if name != "testlib"]
+)
+CHECKER_TYPE = pa.struct([("name", pa.string()), ("params", CHECKER_PARAMS_TYPE)])
+
+# The problem columns a source format gives beside the raw ones (codefu_data.formats):
+# where the problem comes from, its difficulty label ("easy", "medium_hard", …; null: none),
+# its contest date (ISO text; null: unknown), the starter code its prompt shows (null: none),
+# how its tests run (`GRADER_TYPE`) and the comparison its source fixes (`CHECKER_TYPE`).
+PROBLEM_EXTRA = (
+    pa.field("data_source", pa.string()),
+    pa.field("difficulty_label", pa.string()),
+    pa.field("contest_date", pa.string()),
+    pa.field("starter_code", pa.string()),
+    pa.field("grader", GRADER_TYPE),
+    pa.field("source_checker", CHECKER_TYPE),
+)
+PROBLEM_SCHEMA = pa.schema([*RAW_SCHEMA, *PROBLEM_EXTRA])
+
 # Columns prepare needs; everything else (generated tests, incorrect solutions, …) is never read.
 REQUIRED_COLUMNS = (
     "name",
@@ -56,6 +113,7 @@ REQUIRED_COLUMNS = (
     "cf_rating",
     "time_limit",
     "memory_limit_bytes",
+    *(f.name for f in PROBLEM_EXTRA),
 )
 # Read only when validating with the accepted solutions.
 VALIDATION_COLUMNS = ("solutions",)
@@ -63,10 +121,16 @@ VALIDATION_COLUMNS = ("solutions",)
 CODEFORCES_SOURCE = 2  # CodeContests `source` enum: 2 = Codeforces
 CPP_LANGUAGE = 2  # CodeContests solution `language` enum: 2 = C++
 PYTHON3_LANGUAGE = 3  # 3 = PYTHON3 (1 is Python 2, which the judge does not run)
-# Judge language → its CodeContests solution `language` code.
-SOLUTION_LANGUAGES = {"cpp": CPP_LANGUAGE, "python": PYTHON3_LANGUAGE}
+# CodeContests' solution `language` enum: code → label. A judge language claims the labels
+# it is (`codefu_sandbox.languages.Language.aliases`: C++ "CPP", Python 3 "PYTHON3").
+CODECONTESTS_LANGUAGES = {
+    0: "UNKNOWN_LANGUAGE",
+    1: "PYTHON",
+    CPP_LANGUAGE: "CPP",
+    PYTHON3_LANGUAGE: "PYTHON3",
+    4: "JAVA",
+}
 
-OUT_TESTS_TYPE = TESTS_TYPE
 # How the statement relaxes the comparison (codefu_sandbox.rules.JudgingRules).
 JUDGING_RULES_TYPE = pa.struct(
     [
@@ -77,16 +141,6 @@ JUDGING_RULES_TYPE = pa.struct(
         ("any_order", pa.string()),
     ]
 )
-# A problem's checker program, validated by prepare (null: none), stored as its
-# codefu-sandbox configuration's own `CheckerConfig.to_dict()` (`checkers.program.config`):
-# the program checker's parameters as fields, all but `testlib` (prepare inlines testlib.h
-# into the source, so no path of the preparing machine is stored). Today's fields: source,
-# language, time_seconds, memory_bytes.
-_ARROW_TYPES = {str: pa.string(), float: pa.float64(), int: pa.int64(), bool: pa.bool_()}
-CHECKER_PARAMS_TYPE = pa.struct(
-    [(name, _ARROW_TYPES[kind]) for name, kind in param_types(PROGRAM).items() if name != "testlib"]
-)
-CHECKER_TYPE = pa.struct([("name", pa.string()), ("params", CHECKER_PARAMS_TYPE)])
 # The CodeFu reference's ground truth, field for field.
 REFERENCE_GROUND_TRUTH_TYPE = pa.struct(
     [
@@ -98,12 +152,14 @@ REFERENCE_GROUND_TRUTH_TYPE = pa.struct(
         ("time_limit", pa.struct([("nanos", pa.float64()), ("seconds", pa.float64())])),
     ]
 )
-# Ours: the reference's fields, then the judging rules (null: judged as the reference is).
+# Ours: the reference's fields, then the judging rules (null: judged as the reference is),
+# the checker and the grader (null: the standard stdin/stdout grader).
 GROUND_TRUTH_TYPE = pa.struct(
     [
         *REFERENCE_GROUND_TRUTH_TYPE,
         ("judging_rules", JUDGING_RULES_TYPE),
         ("checker", CHECKER_TYPE),
+        ("grader", GRADER_TYPE),
     ]
 )
 PROMPT_TYPE = pa.list_(pa.struct([("content", pa.string()), ("role", pa.string())]))
@@ -123,7 +179,7 @@ OUTPUT_SCHEMA = pa.schema(
         ("extra_info", EXTRA_INFO_TYPE),
     ]
 )
-DATA_SOURCE = "code_contests"
+DATA_SOURCE = "code_contests"  # CodeContests' rows (and veRL rows that name none)
 ABILITY = "coding-cp"
 
 

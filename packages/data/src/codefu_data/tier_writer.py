@@ -5,6 +5,7 @@ bounded size, and the veRL rows (`schema.OUTPUT_SCHEMA`) a batch's kept problems
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -15,6 +16,7 @@ from codefu_data.schema import (
     CHECKER_TYPE,
     DATA_SOURCE,
     EXTRA_INFO_TYPE,
+    GRADER_TYPE,
     GROUND_TRUTH_TYPE,
     JUDGING_RULES_TYPE,
     OUTPUT_SCHEMA,
@@ -22,7 +24,6 @@ from codefu_data.schema import (
     REWARD_MODEL_TYPE,
     TESTS_TYPE,
 )
-from codefu_sandbox import CheckerConfig
 from codefu_sandbox.rules import JudgingRules
 
 FLUSH_ROWS = 1024
@@ -79,8 +80,10 @@ def build_rows(
     tier: str,
     first_index: int,
     tests_override: tuple[list[dict[str, list[str]]], list[dict[str, list[str]]]] | None,
-    checkers: list[CheckerConfig | None] | None = None,
+    checkers: list[dict[str, Any] | None] | None = None,
 ) -> pa.Table:
+    """The veRL rows of the problems `sub` (problem columns): `checkers` holds each one's
+    checker configuration (`CheckerConfig.to_dict()`; None: none)."""
     n = sub.num_rows
     if tests_override is None:
         public = _non_null_tests(sub.column("public_tests").combine_chunks())
@@ -105,9 +108,8 @@ def build_rows(
             public,
             time_limit,
             pa.array([r.to_dict() for r in rules], JUDGING_RULES_TYPE),
-            pa.array(
-                [None if c is None else c.to_dict() for c in checkers or [None] * n], CHECKER_TYPE
-            ),
+            pa.array(checkers or [None] * n, CHECKER_TYPE),
+            sub.column("grader").combine_chunks().cast(GRADER_TYPE),
         ],
         fields=list(GROUND_TRUTH_TYPE),
     )
@@ -125,7 +127,7 @@ def build_rows(
     )
     return pa.Table.from_arrays(
         [
-            pa.array([DATA_SOURCE] * n, pa.string()),
+            pc.fill_null(sub.column("data_source").combine_chunks(), DATA_SOURCE),
             pa.array(prompts, PROMPT_TYPE),
             pa.array([ABILITY] * n, pa.string()),
             reward_model,

@@ -14,6 +14,9 @@ of the verdicts of all of them together:
 - the judge reports an internal error → drop (`validation_judge_error`), never a guess;
 - otherwise drop the individual tests no accepted solution passes.
 
+Each problem is judged as the reward judges it: by its grader (a call-based problem's
+function called on each test; LiveCodeBench's import prelude) and its source's comparison
+(the `livecodebench` checker), with the solutions in the languages its grader runs.
 Problems without an accepted solution in those languages are kept unvalidated and counted.
 Per language, the stats say what that language's solutions alone would decide (problems,
 kept, dropped by reason): how many problems a Python answer can pass, say. Verdicts depend
@@ -29,7 +32,15 @@ from typing import Any
 
 from codefu_data.config import DataConfig
 from codefu_data.solutions import programs
-from codefu_sandbox import CheckerConfig, Judge, Limits, Submission, TestCase, Verdict
+from codefu_sandbox import (
+    CheckerConfig,
+    GraderConfig,
+    Judge,
+    Limits,
+    Submission,
+    TestCase,
+    Verdict,
+)
 
 ACCEPTED_SOLUTIONS_FAIL = "accepted_solutions_fail"
 ACCEPTED_SOLUTIONS_DISAGREE = "accepted_solutions_disagree"
@@ -111,8 +122,12 @@ class Candidate:
     time_seconds: float
     memory_bytes: int
     solutions: dict[str, Any] | None  # CodeContests `solutions` struct
-    # `data.validate_checker` under the problem's judging rules (`rules.checker_config`).
+    # `data.validate_checker` under the problem's judging rules (`rules.checker_config`), or
+    # the comparison its source fixes (`livecodebench`).
     checker: CheckerConfig
+    # How its tests run (the ground truth's `grader`): its solutions in the languages this
+    # grader runs are judged.
+    grader: GraderConfig = field(default_factory=GraderConfig)
 
 
 class Validator:
@@ -137,7 +152,10 @@ class Validator:
         for i, cand in enumerate(candidates):
             tests = [TestCase(input=a, output=b) for a, b in cand.tests]
             limits = Limits(time_seconds=cand.time_seconds, memory_bytes=cand.memory_bytes)
+            graded = cand.grader.grader().languages
             for language in self.cfg.validate_languages:
+                if graded is not None and language not in graded:
+                    continue
                 for src in self.solutions(cand.solutions, language):
                     submissions.append(
                         Submission(
@@ -146,6 +164,7 @@ class Validator:
                             limits=limits,
                             checker=cand.checker,
                             language=language,
+                            grader=cand.grader,
                         )
                     )
                     owners.append((i, language))

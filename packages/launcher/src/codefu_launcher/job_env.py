@@ -12,8 +12,8 @@ import shlex
 from collections.abc import Sequence
 
 from codefu_launcher.auth import SECRET_PARAMETERS_ENV, encode_secret_parameters
+from codefu_launcher.instances import gpus_for_instance_type
 from codefu_launcher.pass_env import PASS_ENV_ENV
-from codefu_launcher.plan import gpus_for_instance_type
 from codefu_launcher.spec import JobSpec, groups_of
 
 # NCCL over EFA on the GPU instance types the project targets (aws-ofi-nccl in the image).

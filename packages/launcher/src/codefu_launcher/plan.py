@@ -14,6 +14,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from codefu_launcher.instances import gpus_for_instance_type
+
 DEFAULT_RESOURCE_CONFIG = "/opt/ml/input/config/resourceconfig.json"
 HOMOGENEOUS_GROUP = "homogeneousCluster"
 DEFAULT_RAY_PORT = 6379
@@ -26,46 +28,9 @@ GROUP_RESOURCE_PREFIX = "instance_group:"
 # Environment variables handed to `ray start` unchanged (dashboard metrics integration).
 METRICS_ENV_PREFIXES = ("RAY_GRAFANA_", "RAY_PROMETHEUS_")
 
-# GPUs per SageMaker instance type, for deciding which groups are CPU-only (judge nodes)
-# when SM_NUM_GPUS does not say (it only describes the current host).
-_GPUS_BY_TYPE: dict[str, int] = {
-    "ml.p3.2xlarge": 1,
-    "ml.p3.8xlarge": 4,
-    "ml.p3.16xlarge": 8,
-    "ml.p3dn.24xlarge": 8,
-    "ml.p4d.24xlarge": 8,
-    "ml.p4de.24xlarge": 8,
-    "ml.p5.48xlarge": 8,
-    "ml.p5e.48xlarge": 8,
-    "ml.p5en.48xlarge": 8,
-    "ml.p6-b200.48xlarge": 8,
-    "ml.g5.12xlarge": 4,
-    "ml.g5.24xlarge": 4,
-    "ml.g5.48xlarge": 8,
-    "ml.g6.12xlarge": 4,
-    "ml.g6.24xlarge": 4,
-    "ml.g6.48xlarge": 8,
-    "ml.g6e.12xlarge": 4,
-    "ml.g6e.24xlarge": 4,
-    "ml.g6e.48xlarge": 8,
-}
-_ONE_GPU_FAMILIES = ("ml.g4dn.", "ml.g5.", "ml.g6.", "ml.g6e.")
-_CPU_FAMILIES = re.compile(r"^ml\.(c|m|r|t|x|z)\d")
-
 
 class PlanError(ValueError):
     """The resource configuration or the options cannot produce a cluster plan."""
-
-
-def gpus_for_instance_type(instance_type: str) -> int | None:
-    """GPUs on a SageMaker instance type; None when the type is unknown here."""
-    if instance_type in _GPUS_BY_TYPE:
-        return _GPUS_BY_TYPE[instance_type]
-    if instance_type.startswith(_ONE_GPU_FAMILIES):
-        return 1
-    if _CPU_FAMILIES.match(instance_type) or instance_type == "local":
-        return 0
-    return None
 
 
 def host_sort_key(host: str) -> tuple[str, int, str]:

@@ -1,5 +1,5 @@
-"""codefu_sandbox: a secure, fast judge for C++ and Python 3 (compile cache + PCH, seccomp,
-Landlock, rlimits).
+"""codefu_sandbox: a secure, fast judge (compile cache + PCH, seccomp, Landlock, rlimits)
+for C++, Python 3 and any language registered with `codefu_sandbox.languages`.
 
 from codefu_sandbox import Judge, Limits, TestCase
 report = Judge().judge(source, [TestCase("1 2\\n", "3\\n")], Limits(1.0, 256 << 20))
@@ -7,34 +7,50 @@ report.verdict, report.passed, report.total, report.to_dict()
 
 A Python 3 submission: `judge(source, tests, limits, language="python")`; the time factor
 per language: `Judge(time_factors={"python": 2.0})` (docs/languages.md).
-A problem's judging rules: `checker=CheckerConfig("codecontests", {"tolerance": 1e-4})`.
+A problem's judging rules: `checker=CheckerConfig("codecontests", {"tolerance": 1e-4})`;
+how its tests run: `grader=GraderConfig("stdio")` (the default).
 """
 
-from codefu_sandbox.compiler import CompilerConfig, CompilerNotFoundError
-from codefu_sandbox.executors import LANGUAGES, PythonConfig
-from codefu_sandbox.judge import Judge, default_cache_dir, usable_cpus
-from codefu_sandbox.models import CheckerConfig, Limits, Submission, TestCase, parse_memory
+from codefu_sandbox.checkers import CheckerConfig
+from codefu_sandbox.graders import GraderConfig
+from codefu_sandbox.judge import Judge, Submission, default_cache_dir, usable_cpus
+from codefu_sandbox.languages import (
+    DEFAULT_LANGUAGE,
+    LANGUAGES,
+    Language,
+    check_time_factors,
+)
+from codefu_sandbox.languages.cpp import CompilerConfig, CompilerNotFoundError
+from codefu_sandbox.languages.python import PythonConfig
+from codefu_sandbox.models import Limits, TestCase, parse_memory
+from codefu_sandbox.records import CheckResult, CompileResult, RunOutcome
 from codefu_sandbox.runner import SandboxError
-from codefu_sandbox.verdicts import PRIORITY, CompileResult, JudgeReport, TestResult, Verdict
+from codefu_sandbox.verdicts import PRIORITY, JudgeReport, TestResult, Verdict
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "DEFAULT_LANGUAGE",
     "LANGUAGES",
     "PRIORITY",
+    "CheckResult",
     "CheckerConfig",
     "CompileResult",
     "CompilerConfig",
     "CompilerNotFoundError",
+    "GraderConfig",
     "Judge",
     "JudgeReport",
+    "Language",
     "Limits",
     "PythonConfig",
+    "RunOutcome",
     "SandboxError",
     "Submission",
     "TestCase",
     "TestResult",
     "Verdict",
+    "check_time_factors",
     "default_cache_dir",
     "parse_memory",
     "usable_cpus",

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from codefu_sandbox.verdicts import RunOutcome
+from codefu_sandbox.records import RunOutcome
 
 CGROUP_V1_ROOT = Path("/sys/fs/cgroup/memory")
 CGROUP_PARENT = "codefu"

@@ -2,61 +2,50 @@
 
 Protocol (testlib's): `checker INPUT OUTPUT ANSWER`, run in a fresh folder of its own that
 holds the three files; exit 0 accepted, 1 wrong answer, 2 presentation error (a wrong
-answer here), 3 the checker failed, 7 partial points (`checkers.testlib.result_of`).
-Anything else (another exit code, a crash, a CPU, wall, memory or output limit) is the
-checker's failure: an internal error for that test, never the program's fault.
+answer here), 3 the checker failed, 7 partial points (`result_of`). Anything else
+(another exit code, a crash, a CPU, wall, memory or output limit) is the checker's
+failure: an internal error for that test, never the program's fault.
 
 A checker runs like a submission (rlimits, an unprivileged uid of its own, Landlock: it
 reads the system trees and writes only in its folder, no network, a memory cgroup where
 available) under seccomp profile "checker": the compiler's denylist, and no new process,
-no exec and no signal but to itself, which a Python interpreter lives under. C++ checkers
-are compiled once by the judge's compiler and cached like submissions; a line
-`#include "testlib.h"` is replaced by the user's copy of testlib.h (`testlib`, a path), so
-the cache key covers its content. Python checkers run as `python3 -I -S -B` (isolated, no
-site) on checker.py in the folder; an uncaught exception exits 3 (the checker failed).
+no exec and no signal but to itself, which a Python interpreter lives under. Its language
+builds it (`Language.checker_source`, then `Executor.checker`: a C++ checker compiled once
+and cached like submissions, testlib.h inlined; a Python checker run by the interpreter on
+its source, an uncaught exception exiting 3), into a `Program` whose files are copied
+into its folder.
 """
 
 from __future__ import annotations
 
 import re
 import shutil
-import sys
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from codefu_sandbox.checkers import CheckResult
-from codefu_sandbox.checkers.testlib import result_of
-from codefu_sandbox.compiler import Compiler
-from codefu_sandbox.runner import RunLimits, Runner
+from codefu_sandbox import languages
+from codefu_sandbox.languages import CheckerError, Executor, Program
+from codefu_sandbox.process import RunLimits
+from codefu_sandbox.records import CheckResult
+from codefu_sandbox.runner import Runner
 
-LANGUAGES = ("cpp", "python")
 # A checker's own limits per test, unless its configuration sets them.
 DEFAULT_TIME_SECONDS = 10.0
 DEFAULT_MEMORY_BYTES = 1 << 30
 OUTPUT_LIMIT = 1 << 20  # its stdout, stderr and every file it writes
 MESSAGE_CHARS = 500
-# Runs checker.py from the checker's folder (a relative path: the folders above it are the
-# judge's, closed to the checker's uid); an uncaught exception is the checker failing
-# (exit 3), not a wrong answer (Python's own exit status 1).
-PYTHON_BOOT = (
-    "import sys, traceback\n"
-    "sys.argv = ['checker.py', *sys.argv[1:]]\n"
-    "try:\n"
-    "    with open('checker.py', 'rb') as f:\n"
-    "        code = compile(f.read(), 'checker.py', 'exec')\n"
-    "    exec(code, {'__name__': '__main__', '__file__': 'checker.py'})\n"
-    "except SystemExit:\n"
-    "    raise\n"
-    "except BaseException:\n"
-    "    traceback.print_exc()\n"
-    "    sys.exit(3)\n"
-)
-_TESTLIB_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"]testlib\.h[>"][^\n]*$', re.MULTILINE)
+_POINTS = re.compile(r"[-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?")
 
-
-class CheckerError(ValueError):
-    """A checker program that cannot be prepared (no testlib.h given, a compile error)."""
+__all__ = [
+    "DEFAULT_MEMORY_BYTES",
+    "DEFAULT_TIME_SECONDS",
+    "CheckerError",
+    "CheckerLimits",
+    "CheckerRunner",
+    "result_of",
+]
 
 
 @dataclass(frozen=True)
@@ -79,90 +68,36 @@ class CheckerLimits:
         )
 
 
-@dataclass(frozen=True)
-class PreparedChecker:
-    """What to execute: `argv`, then the three file names; `script`: the Python source
-    the checker's folder holds as checker.py ("" for a binary); `readable`: what it
-    reads beyond the system trees."""
-
-    argv: tuple[str, ...]
-    script: str = ""
-    readable: tuple[Path, ...] = ()
-
-
-def with_testlib(source: str, testlib: str | Path | None) -> str:
-    """`source` with its `#include "testlib.h"` replaced by that file's text.
-
-    Raises CheckerError when the source includes testlib.h and no path (or a missing
-    file) is given: testlib.h is not shipped with codefu; point to your copy."""
-    if not _TESTLIB_INCLUDE.search(source):
-        return source
-    if not testlib:
-        raise CheckerError(
-            'the checker includes "testlib.h" but no testlib.h was given: download it '
-            "(https://github.com/MikeMirzayanov/testlib) and pass its path (the checker "
-            "parameter `testlib`, data.checkers.testlib for prepare)"
-        )
-    path = Path(testlib).expanduser()
-    if not path.is_file():
-        raise CheckerError(f"testlib.h not found at {path}: pass the path of your copy")
-    text = path.read_text(errors="surrogateescape")
-    return _replace_include(source, text)
-
-
-def _replace_include(source: str, header: str) -> str:
-    match = _TESTLIB_INCLUDE.search(source)
-    assert match is not None
-    return source[: match.start()] + header + "\n" + source[match.end() :]
-
-
-def python_interpreter() -> tuple[str, tuple[Path, ...]]:
-    """The Python a checker runs under and what it must read beyond the system trees:
-    /usr/bin/python3 when present (nothing more), else this process's interpreter and
-    its installation prefix."""
-    system = shutil.which("python3", path="/usr/bin:/bin")
-    if system is not None:
-        return str(Path(system).resolve()), ()
-    exe = Path(sys.executable).resolve()
-    return str(exe), (Path(sys.base_prefix).resolve(),)
-
-
 class CheckerRunner:
-    """Prepares and runs checker programs for one judge (its runner and compiler)."""
+    """Prepares and runs checker programs for one judge: `executor` gives the judge's
+    executor of a language (`Judge.executor`)."""
 
-    def __init__(self, runner: Runner, compiler: Compiler) -> None:
+    def __init__(self, runner: Runner, executor: Callable[[str], Executor]) -> None:
         self.runner = runner
-        self.compiler = compiler
+        self.executor = executor
         self._lock = threading.Lock()
-        self._prepared: dict[tuple[str, str, str], PreparedChecker] = {}
+        self._prepared: dict[tuple[str, str, str], Program] = {}
 
-    def prepare(self, source: str, language: str, testlib: str = "") -> PreparedChecker:
-        """Compile (C++, once per source: the compiler's cache) or set up (Python) a
-        checker; CheckerError with the reason when it cannot run."""
+    def prepare(self, source: str, language: str, testlib: str = "") -> Program:
+        """Build (once per source: the executor's cache) a checker program in `language`;
+        CheckerError with the reason when it cannot run."""
         key = (source, language, testlib)
         with self._lock:
             found = self._prepared.get(key)
         if found is not None:
             return found
-        if language == "cpp":
-            compiled, binary = self.compiler.compile(with_testlib(source, testlib))
-            if binary is None:
-                raise CheckerError(f"the checker does not compile:\n{compiled.diagnostics[:2000]}")
-            prepared = PreparedChecker((str(binary),))
-        elif language == "python":
-            python, readable = python_interpreter()
-            prepared = PreparedChecker(
-                (python, "-I", "-S", "-B", "-c", PYTHON_BOOT), script=source, readable=readable
-            )
-        else:
-            raise CheckerError(f"checker language {language!r}: use one of {', '.join(LANGUAGES)}")
+        try:
+            declared = languages.get(language)
+        except ValueError as exc:
+            raise CheckerError(f"checker program: {exc}") from None
+        prepared = self.executor(declared.name).checker(declared.checker_source(source, testlib))
         with self._lock:
             self._prepared[key] = prepared
         return prepared
 
     def check(
         self,
-        checker: PreparedChecker,
+        checker: Program,
         *,
         input: str,
         output: bytes | str,
@@ -178,8 +113,8 @@ class CheckerRunner:
             out = output if isinstance(output, bytes) else output.encode(*encode)
             (folder / "output.txt").write_bytes(out)
             (folder / "answer.txt").write_bytes(expected.encode(*encode))
-            if checker.script:
-                (folder / "checker.py").write_bytes(checker.script.encode(*encode))
+            for name, cached in checker.files.items():  # e.g. a Python checker's source
+                shutil.copyfile(cached, folder / name)
             for entry in folder.iterdir():
                 entry.chmod(0o644)
             outcome = self.runner.run(
@@ -219,3 +154,23 @@ def _head(path: Path) -> str:
             return f.read(MESSAGE_CHARS).decode(errors="replace").strip()
     except FileNotFoundError:
         return ""
+
+
+def result_of(code: int, message: str) -> CheckResult:
+    """A testlib checker's verdict from its exit code and message (module docstring; exit
+    7's points are the first number in the message, a fraction of the test's score:
+    accepted only at 1 or more)."""
+    if code == 0:
+        return CheckResult(True, message)
+    if code == 1:
+        return CheckResult(False, message or "wrong answer")
+    if code == 2:
+        return CheckResult(False, f"presentation error: {message}")
+    if code == 7:
+        found = _POINTS.search(message)
+        if found is None:
+            return CheckResult(
+                False, f"checker gave points without a number: {message}", internal_error=True
+            )
+        return CheckResult(float(found.group()) >= 1.0, message)
+    return CheckResult(False, f"checker failed (exit {code}): {message}", internal_error=True)

@@ -1,10 +1,15 @@
 """`codefu-judge SOURCE --tests TESTS.json --time-limit SECONDS --memory-limit BYTES|256M`.
 
-SOURCE is C++ or Python 3: `--language cpp|python`, else inferred from its suffix (.py:
-Python 3, anything else C++); `--time-factor` overrides that language's time factor.
+SOURCE is in a registered language (`--language`, e.g. cpp or python), else the one its
+suffix names (.py: Python 3; any suffix no language claims: C++); `--time-factor` overrides
+that language's time factor.
 
 The checker is `--checker NAME` or `--checker-config JSON|PATH` (a problem's rules:
-`{"name": "codecontests", "params": {"tolerance": 1e-4}}`, inline or in a file).
+`{"name": "codecontests", "params": {"tolerance": 1e-4}}`, inline or in a file). The
+grader, how each test runs and compares, is `--grader NAME` or `--grader-config JSON|PATH`
+(default stdio: stdin → stdout → the checker; a call-based problem's:
+`{"name": "call", "params": {"fn_name": "twoSum"}}`, each test's input the JSON array of
+the arguments, its output the JSON of the value).
 Prints the JSON report on stdout. Exit 0 when judging happened (whatever the verdict),
 2 on bad usage or an unreadable/malformed input file (the message names the file),
 1 when the judge itself cannot work on this host (e.g. no g++).
@@ -15,12 +20,17 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
-from codefu_sandbox.executors import LANGUAGES, language_of
-from codefu_sandbox.models import CheckerConfig, Limits, TestCase, parse_memory
+from codefu_sandbox.checkers import CheckerConfig
+from codefu_sandbox.graders import NAMES as GRADERS
+from codefu_sandbox.graders import GraderConfig, grader_config
+from codefu_sandbox.languages import LANGUAGES, language_of
+from codefu_sandbox.models import Limits, TestCase, parse_memory
 
+Config = TypeVar("Config")
 USAGE_ERROR = 2
 # Longer per-test limits are typos (ms for s); the sandbox's timers also overflow past ~1e8 s.
 MAX_TIME_LIMIT_S = 3600.0
@@ -67,25 +77,36 @@ def load_tests(path: Path) -> list[TestCase]:
 
 def load_checker_config(text: str) -> CheckerConfig:
     """A `CheckerConfig` from inline JSON text, or from the JSON file at that path."""
-    source = "--checker-config"
+    return _load_config(text, "checker", '{"name": "codecontests"}', CheckerConfig.from_dict)
+
+
+def load_grader_config(text: str) -> GraderConfig:
+    """A `GraderConfig` from inline JSON text, or from the JSON file at that path."""
+    return _load_config(text, "grader", '{"name": "stdio"}', GraderConfig.from_dict)
+
+
+def _load_config(text: str, what: str, example: str, parse: Callable[[Any], Config]) -> Config:
+    """`--<what>-config` (inline JSON, or a JSON file's path) parsed by `parse`; InputError
+    naming where it came from."""
+    source = f"--{what}-config"
     if not text.lstrip().startswith("{"):
         path = Path(text)
-        source = f"checker config file {path}"
+        source = f"{what} config file {path}"
         try:
             text = path.read_text(encoding="utf-8")
         except OSError as exc:
             raise InputError(
-                f"cannot read checker config file {path}: {exc.strerror or exc} "
-                '(give a JSON file or inline JSON such as {"name": "codecontests"})'
+                f"cannot read {what} config file {path}: {exc.strerror or exc} "
+                f"(give a JSON file or inline JSON such as {example})"
             ) from None
         except UnicodeDecodeError as exc:
             raise InputError(f"{source} is not valid JSON: {exc}") from None
     try:
-        data: Any = json.loads(text)
+        data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise InputError(f"{source} is not valid JSON: {exc}") from None
     try:
-        return CheckerConfig.from_dict(data)
+        return parse(data)
     except ValueError as exc:
         raise InputError(f"{source}: {exc}") from None
 
@@ -93,15 +114,16 @@ def load_checker_config(text: str) -> CheckerConfig:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="codefu-judge",
-        description="Compile a C++ or Python 3 solution and judge it against tests in the "
-        "sandbox; prints the JSON report.",
+        description="Compile a solution (C++, Python 3 or another registered language) and "
+        "judge it against tests in the sandbox; prints the JSON report.",
     )
     parser.add_argument("source", type=Path, metavar="SOURCE.cpp|SOURCE.py")
     parser.add_argument(
         "--language",
         choices=LANGUAGES,
         default=None,
-        help="the source's language (default: python for a .py file, else cpp)",
+        help="the source's language (default: the one its suffix names: python for a .py "
+        "file; else cpp)",
     )
     parser.add_argument(
         "--time-factor",
@@ -126,6 +148,18 @@ def build_parser() -> argparse.ArgumentParser:
         "--checker-config",
         metavar="JSON|PATH",
         help='{"name": CHECKER, "params": {...}} as inline JSON or a JSON file',
+    )
+    grader = parser.add_mutually_exclusive_group()
+    grader.add_argument(
+        "--grader",
+        choices=GRADERS,
+        default=None,
+        help="how each test runs and compares (default stdio: stdin, stdout, the checker)",
+    )
+    grader.add_argument(
+        "--grader-config",
+        metavar="JSON|PATH",
+        help='{"name": GRADER, "params": {...}} as inline JSON or a JSON file',
     )
     parser.add_argument("--stop-on-first-failure", action="store_true")
     parser.add_argument("--cache-dir", type=Path, default=None)
@@ -176,6 +210,14 @@ def main(argv: list[str] | None = None) -> int:
                     "or give a checker program path"
                 )
             checker = args.checker
+        try:
+            grader = (
+                load_grader_config(args.grader_config)
+                if args.grader_config is not None
+                else grader_config(args.grader)
+            )
+        except ValueError as exc:  # a grader that needs parameters (`call`: fn_name)
+            raise InputError(str(exc)) from None
     except InputError as exc:
         print(f"codefu-judge: error: {exc}", file=sys.stderr)
         return USAGE_ERROR
@@ -187,7 +229,13 @@ def main(argv: list[str] | None = None) -> int:
     try:
         judge = Judge(args.cache_dir, time_factors=factors)
         report = judge.judge(
-            source, tests, limits, checker, args.stop_on_first_failure, language=language
+            source,
+            tests,
+            limits,
+            checker,
+            args.stop_on_first_failure,
+            language=language,
+            grader=grader,
         )
     except SandboxError as exc:
         print(f"codefu-judge: cannot judge on this host: {exc}", file=sys.stderr)

@@ -1,46 +1,57 @@
-"""The judge: compile once, run every test in a fresh sandboxed process, check, decide."""
+"""The judge: build once, hand the tests to the problem's grader, decide the report.
+
+A submission is in a registered language (`codefu_sandbox.languages`; its executor builds
+it, cached) and is graded by a grader (`codefu_sandbox.graders`; `stdio` by default: each
+test's stdin → stdout → the checker). The judge knows neither any language nor any way
+of running a test: it asks the registries.
+"""
 
 from __future__ import annotations
 
 import os
-import shutil
 import threading
 from collections.abc import Callable, Collection, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from codefu_sandbox.checker_runner import CheckerLimits, CheckerRunner, PreparedChecker
-from codefu_sandbox.checkers import MODULES, CheckResult, bind, get_checker, program
-from codefu_sandbox.compiler import Compiler, CompilerConfig
-from codefu_sandbox.executors import (
+from codefu_sandbox import languages
+from codefu_sandbox.checker_runner import CheckerLimits, CheckerRunner
+from codefu_sandbox.checkers import MODULES, CheckerConfig, CheckResult, bind, get_checker, program
+from codefu_sandbox.graders import GraderConfig, GradingJob, grader_config
+from codefu_sandbox.graders.base import memory_cap
+from codefu_sandbox.languages import (
     DEFAULT_LANGUAGE,
-    DEFAULT_TIME_FACTORS,
-    LANGUAGES,
-    SUFFIXES,
-    CppExecutor,
+    BuildConfig,
     Executor,
     Program,
-    PythonConfig,
-    PythonExecutor,
     check_language,
+    check_time_factors,
 )
-from codefu_sandbox.models import CheckerConfig, Limits, Submission, TestCase
-from codefu_sandbox.runner import RunLimits, Runner, RunServer, SandboxError
+from codefu_sandbox.models import Limits, TestCase
+from codefu_sandbox.records import CompileResult
+from codefu_sandbox.runner import Runner, SandboxError
 from codefu_sandbox.verdicts import (
     JudgeReport,
-    RunOutcome,
-    TestResult,
     Verdict,
     aggregate,
-    checked,
-    decide,
     internal_error,
     static_data_verdict,
 )
 
 DEFAULT_OUTPUT_LIMIT = 64 << 20
-STDERR_HEAD = 4096
+
+__all__ = [
+    "DEFAULT_OUTPUT_LIMIT",
+    "Judge",
+    "Submission",
+    "check_tests",
+    "check_time_factors",
+    "checker_config",
+    "default_cache_dir",
+    "usable_cpus",
+]
 
 
 def default_cache_dir() -> Path:
@@ -59,93 +70,57 @@ def usable_cpus() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-def memory_cap(memory_bytes: int) -> int:
-    """RLIMIT_AS for a memory limit: a grace margin for libraries, untouched reservations
-    and thread stacks; MLE is then decided on the peak RSS or the refused allocation."""
-    return memory_bytes + max(memory_bytes // 2, 64 << 20)
+@dataclass(frozen=True)
+class Submission:
+    """Everything `Judge.judge_many` needs to judge one program (`Judge.judge`'s arguments)."""
 
-
-def cgroup_cap(memory_bytes: int) -> int:
-    """The memory cgroup's limit for a memory limit. A cgroup counts touched pages (and
-    the page cache of the output, which it reclaims before an OOM kill), not reservations,
-    so a small margin suffices: past the limit the run is MLE by its peak RSS anyway, and
-    a program that keeps allocating is stopped sooner (each MLE test costs CPU in
-    proportion to the memory it touches)."""
-    return memory_bytes + max(memory_bytes // 8, 32 << 20)
-
-
-def wall_backstop(time_seconds: float) -> float:
-    """Wall-clock limit for sleeping or blocked programs: 3x the CPU limit plus 0.5 s.
-
-    Time the program spends waiting for a CPU (a loaded machine) is not counted, so an
-    oversubscribed judge does not turn AC into TLE; `hard_wall` bounds the total."""
-    return 3 * time_seconds + 0.5
-
-
-def hard_wall(time_seconds: float) -> float:
-    """Absolute wall-clock bound per test, load or not: 30x the CPU limit plus 10 s.
-
-    Only a safety net: sleeping programs are stopped by `wall_backstop`, spinning ones by
-    the CPU limit. Generous, so a heavily oversubscribed host slows judging down but
-    does not change verdicts."""
-    return 30 * time_seconds + 10.0
-
-
-def per_test_run_limits(limits: Limits, output_limit: int) -> RunLimits:
-    """The runner's limits for one test of a problem with these limits."""
-    return RunLimits(
-        cpu_seconds=limits.time_seconds,
-        wall_seconds=wall_backstop(limits.time_seconds),
-        hard_wall_seconds=hard_wall(limits.time_seconds),
-        address_space=memory_cap(limits.memory_bytes),
-        cgroup_memory=cgroup_cap(limits.memory_bytes),
-        file_size=output_limit,
-    )
-
-
-def check_time_factors(factors: Mapping[str, float]) -> dict[str, float]:
-    """The per-language time factors with the defaults filled in; ValueError for an
-    unknown language or a factor that is not a number > 0."""
-    for language, factor in factors.items():
-        check_language(language)
-        if isinstance(factor, bool) or not isinstance(factor, int | float) or not factor > 0:
-            raise ValueError(f"time factor for {language} must be a number > 0, got {factor!r}")
-    return {**DEFAULT_TIME_FACTORS, **{k: float(v) for k, v in factors.items()}}
+    source: str
+    tests: Sequence[TestCase]
+    limits: Limits
+    checker: str | CheckerConfig = "tokens"
+    stop_on_first_failure: bool = False
+    checker_params: Mapping[str, Any] | None = None
+    language: str = DEFAULT_LANGUAGE  # a registered language (codefu_sandbox.languages)
+    grader: str | GraderConfig | None = None  # None: the default grader (stdio)
 
 
 class Judge:
-    """Compile and judge C++ (the default) and Python 3 submissions (Contract 1).
+    """Compile and judge submissions in the registered languages (Contract 1).
     Thread-safe; share one per process."""
 
     def __init__(
         self,
         cache_dir: Path | None = None,
         *,
-        compiler: CompilerConfig | None = None,
+        toolchains: Mapping[str, BuildConfig] | None = None,
         output_limit: int = DEFAULT_OUTPUT_LIMIT,
         netns: bool = False,
         allow_file_writes: bool = False,
         time_factors: Mapping[str, float] | None = None,
-        python: PythonConfig | None = None,
     ) -> None:
-        """`allow_file_writes`: let programs create files in their private work dir
-        (each at most `output_limit` bytes); off by default, so a program can write
-        only its stdout/stderr and cannot fill the disk. `time_factors`: per language,
-        the factor on a problem's time limit (e.g. `{"python": 3.0}`; languages left out
-        keep `executors.DEFAULT_TIME_FACTORS`). `python`: the Python executor's settings
-        (interpreter, byte-compilation limits); the interpreter is set up on the first
-        Python submission."""
+        """`toolchains`: per language, its build settings (e.g. `{"cpp":
+        CompilerConfig(std="c++20")}`, `{"python": PythonConfig(interpreter=...)}`); the
+        default language's toolchain and those named here are set up now (SandboxError,
+        e.g. CompilerNotFoundError, when one cannot work on this host), the others on their
+        first submission. `allow_file_writes`: let programs create files in their private
+        work dir (each at most `output_limit` bytes); off by default, so a program can write
+        only its stdout/stderr and cannot fill the disk. `time_factors`: per language, the
+        factor on a problem's time limit (e.g. `{"python": 3.0}`; languages left out keep
+        their `Language.time_factor`)."""
         self.cache_dir = Path(cache_dir) if cache_dir is not None else default_cache_dir()
         self.cache_dir.mkdir(parents=True, exist_ok=True)
+        self.time_factors = check_time_factors(time_factors or {})
+        self._toolchains = dict(toolchains or {})
+        for name in self._toolchains:
+            check_language(name)
         self.runner = Runner(self.cache_dir, netns=netns)
-        self.compiler = Compiler(self.cache_dir, self.runner, compiler)
-        self.checkers = CheckerRunner(self.runner, self.compiler)
         self.output_limit = output_limit
         self.allow_file_writes = allow_file_writes
-        self.time_factors = check_time_factors(time_factors or {})
-        self._python_config = python
-        self._executors: dict[str, Executor] = {"cpp": CppExecutor(self.compiler)}
+        self._executors: dict[str, Executor] = {}
         self._executors_lock = threading.Lock()
+        self.checkers = CheckerRunner(self.runner, self.executor)
+        for name in (DEFAULT_LANGUAGE, *self._toolchains):
+            self.executor(name)
 
     @property
     def isolation(self) -> str:
@@ -154,22 +129,20 @@ class Judge:
     def executor(self, language: str) -> Executor:
         """The executor for `language` (ValueError naming the languages when unknown), set
         up on first use; SandboxError when its toolchain cannot work on this host."""
-        check_language(language)
+        declared = languages.get(language)
         with self._executors_lock:
-            found = self._executors.get(language)
+            found = self._executors.get(declared.name)
             if found is None:
-                assert language == "python", LANGUAGES
-                found = PythonExecutor(self.cache_dir, self.runner, self._python_config)
-                self._executors[language] = found
+                config = self._toolchains.get(declared.name)
+                found = declared.executor(self.cache_dir, self.runner, config)
+                self._executors[declared.name] = found
             return found
 
     def limits_for(self, limits: Limits, language: str, program: Program) -> Limits:
         """A problem's limits as they apply to `program` in `language`: the time limit
         times the language's factor, the memory limit plus the runtime's allowance."""
-        return Limits(
-            limits.time_seconds * self.time_factors[language],
-            limits.memory_bytes + program.memory_allowance,
-        )
+        factor = self.time_factors.get(language, languages.get(language).time_factor)
+        return Limits(limits.time_seconds * factor, limits.memory_bytes + program.memory_allowance)
 
     def judge(
         self,
@@ -182,68 +155,67 @@ class Judge:
         checker_params: Mapping[str, Any] | None = None,
         stop_on: Collection[Verdict] = (),
         language: str = DEFAULT_LANGUAGE,
+        grader: str | GraderConfig | None = None,
     ) -> JudgeReport:
         """Judge one submission. Raises ValueError for no tests, an unknown checker, a
-        parameter the checker does not take, or a test whose input or output is not text
-        that encodes to bytes (see `check_tests`).
+        parameter the checker does not take, a test whose input or output is not text
+        that encodes to bytes (see `check_tests`), an unknown language or grader.
 
         `checker` is a checker name with its `checker_params` (e.g. `tolerance` for
         `codecontests`, `precision` for `floats`), or a `CheckerConfig` holding both.
         Judging stops after the first failing test with `stop_on_first_failure`, or after
-        the first test whose verdict is in `stop_on`. `language` is "cpp" or "python"
-        (ValueError otherwise); its time factor scales `limits.time_seconds`. The first
-        Python submission sets up the interpreter: SandboxError (not a verdict) when it
-        cannot run in the sandbox on this host.
+        the first test whose verdict is in `stop_on`. `language` names a registered
+        language (`codefu_sandbox.languages.LANGUAGES`); its time factor scales
+        `limits.time_seconds`. `grader` runs and compares the tests (a name or a
+        `GraderConfig`; None: `stdio`); a program in a language the grader does not run
+        (`Grader.languages`) is a compile error. A language's first submission sets its toolchain
+        up: SandboxError (not a verdict) when it cannot work on this host.
         """
         tests = list(tests)
         if not tests:
             raise ValueError("no tests to judge against: pass at least one TestCase")
         check_tests(tests)
         config = checker_config(checker, checker_params)
+        grading = grader_config(grader).grader()
+        declared = languages.get(language)
+        if grading.languages is not None and declared.name not in grading.languages:
+            refused = CompileResult(
+                False,
+                0.0,
+                False,
+                f"grader {grading.name!r} judges {' and '.join(grading.languages)} programs, "
+                f"not {declared.name}: answer this problem in one of those",
+            )
+            return aggregate([], refused, len(tests), self.isolation)
         executor = self.executor(language)
         try:
             check = self._checker(config)
-            compiled, program = executor.compile(source)
+            compiled, built = executor.compile(grading.source(source, declared))
         except SandboxError as exc:  # compiling the checker or the submission
             return internal_error(str(exc), len(tests), self.isolation)
-        if program is None:
+        if built is None:
             return aggregate([], compiled, len(tests), self.isolation)
-        limits = self.limits_for(limits, language, program)
-        mle = static_data_verdict(
-            program.static_bytes, address_space=memory_cap(limits.memory_bytes)
-        )
+        limits = self.limits_for(limits, language, built)
+        mle = static_data_verdict(built.static_bytes, address_space=memory_cap(limits.memory_bytes))
         if mle is not None:
             return aggregate([mle], compiled, len(tests), self.isolation)
-        results: list[TestResult] = []
-        run_limits = per_test_run_limits(limits, self.output_limit)
-        with (
-            self.runner.workspace() as private,
-            self.runner.uids.take() as uid,
-            self.runner.memory_group(cgroup_cap(limits.memory_bytes)) as group,
-            self.runner.serve(
-                list(program.argv),
-                limits=run_limits,
-                uid=uid,
-                group=group,
-                readable=program.readable,
-            ) as server,
-        ):
-            for index, test in enumerate(tests):
-                result = self._run_test(
-                    server=server,
-                    test=test,
-                    limits=limits,
-                    check=check,
-                    private=private,
-                    index=index,
-                    files=program.files,
-                )
-                results.append(result)
-                if result.verdict in stop_on or (
-                    stop_on_first_failure and result.verdict is not Verdict.AC
-                ):
-                    break
-        return aggregate(results, compiled, len(tests), self.isolation)
+
+        def stops_after(verdict: Verdict) -> bool:
+            return verdict in stop_on or (stop_on_first_failure and verdict is not Verdict.AC)
+
+        job = GradingJob(
+            program=built,
+            executor=executor,
+            language=declared,
+            tests=tests,
+            limits=limits,
+            check=check,
+            runner=self.runner,
+            output_limit=self.output_limit,
+            allow_file_writes=self.allow_file_writes,
+            stops_after=stops_after,
+        )
+        return aggregate(grading.grade(job), compiled, len(tests), self.isolation)
 
     def judge_many(
         self, submissions: Sequence[Submission], max_workers: int | None = None
@@ -260,6 +232,7 @@ class Judge:
                 sub.stop_on_first_failure,
                 checker_params=sub.checker_params,
                 language=sub.language,
+                grader=sub.grader,
             )
 
         if workers == 1:
@@ -271,91 +244,27 @@ class Judge:
     def _checker(self, config: CheckerConfig) -> Callable[..., CheckResult]:
         """The check function for `config`: a checker module's `check` with its parameters
         (a checker program's runs in this judge's sandbox), or a checker program at a path
-        (.cpp, .py or an executable), run in the sandbox."""
+        (a source in a registered language, or an executable), run in the sandbox."""
         name, params = config.name, config.params
         if name in MODULES:
             return bind(name, params, sandbox=self.checkers)
         path = Path(name.removeprefix("testlib:"))
         seconds = params.get("timeout", CheckerLimits.time_seconds)
-        language = SUFFIXES.get(path.suffix)  # a checker program's source
+        language = languages.for_suffix(path.suffix)  # a checker program's source
         if language is not None and path.is_file():
-            return self._checker(program.config(path.read_text(), language, time_seconds=seconds))
+            source = path.read_text()
+            return self._checker(program.config(source, language.name, time_seconds=seconds))
         if path.is_file() and os.access(path, os.X_OK):
-            return self._run_checker(
-                PreparedChecker((str(path.resolve()),)), CheckerLimits(seconds)
-            )
+            return self._run_checker(Program((str(path.resolve()),)), CheckerLimits(seconds))
         return get_checker(name)  # raises, naming the choices
 
-    def _run_checker(
-        self, prepared: PreparedChecker, limits: CheckerLimits
-    ) -> Callable[..., CheckResult]:
+    def _run_checker(self, prepared: Program, limits: CheckerLimits) -> Callable[..., CheckResult]:
         def check(output: str, expected: str, *, input: str) -> CheckResult:
             return self.checkers.check(
                 prepared, input=input, output=output, expected=expected, limits=limits
             )
 
         return check
-
-    def _run_test(
-        self,
-        *,
-        server: RunServer,
-        test: TestCase,
-        limits: Limits,
-        check: Callable[..., CheckResult],
-        private: Path,
-        index: int,
-        files: Mapping[str, Path],
-    ) -> TestResult:
-        stdin = private / f"in-{index}"
-        stdout = private / f"out-{index}"
-        stderr = private / f"err-{index}"
-        work = private / f"w-{index}"
-        stdin.write_bytes(test.input.encode("utf-8", "surrogateescape"))
-        work.mkdir()
-        for name, cached in files.items():  # e.g. byte code: a fresh copy per test
-            shutil.copyfile(cached, work / name)
-            (work / name).chmod(0o644)
-        try:
-            outcome = server.run(
-                cwd=work,
-                stdin=stdin,
-                stdout=stdout,
-                stderr=stderr,
-                writable_cwd=self.allow_file_writes,
-            )
-            size = min(stdout.stat().st_size if stdout.exists() else 0, self.output_limit)
-            err = _read(stderr, STDERR_HEAD).decode(errors="replace")
-            outcome = RunOutcome(**{**outcome.__dict__, "output_bytes": size, "stderr_head": err})
-            verdict = decide(
-                outcome,
-                time_seconds=limits.time_seconds,
-                memory_bytes=limits.memory_bytes,
-                output_limit=self.output_limit,
-            )
-            # The output is read only when a checker must see it (a flood that ended in
-            # OLE, TLE or RE is never read back).
-            output = _read(stdout, self.output_limit) if verdict is None else b""
-        finally:
-            for path in (stdin, stdout, stderr):
-                path.unlink(missing_ok=True)
-            _rmtree(work)
-        message = outcome.error or ""
-        if verdict is None:
-            answer = check(output.decode("utf-8", "surrogateescape"), test.output, input=test.input)
-            message = answer.message
-            verdict = checked(answer)
-        elif verdict is not Verdict.IE and err:
-            message = err[:300]
-        return TestResult(
-            verdict=verdict,
-            cpu_seconds=round(outcome.cpu_seconds, 6),
-            wall_seconds=round(outcome.wall_seconds, 6),
-            peak_memory_bytes=outcome.peak_memory_bytes,
-            exit_code=outcome.exit_code,
-            signal=outcome.signal,
-            message=message,
-        )
 
 
 def checker_config(
@@ -392,15 +301,3 @@ def check_tests(tests: Sequence[TestCase]) -> None:
                     f"{exc.start} ({exc.reason}); decode raw bytes with "
                     '.decode("utf-8", "surrogateescape")'
                 ) from None
-
-
-def _read(path: Path, limit: int) -> bytes:
-    try:
-        with path.open("rb") as f:
-            return f.read(limit)
-    except FileNotFoundError:
-        return b""
-
-
-def _rmtree(path: Path) -> None:
-    shutil.rmtree(path, ignore_errors=True)

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from codefu_sandbox.isolation import Isolation
-from codefu_sandbox.verdicts import RunOutcome
+from codefu_sandbox.records import RunOutcome
 
 # System trees a dynamically linked program (and g++) may read and execute.
 SYSTEM_READ_PATHS = ("/usr", "/lib", "/lib64", "/lib32", "/bin", "/etc/ld.so.cache")

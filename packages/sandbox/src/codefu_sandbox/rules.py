@@ -17,9 +17,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
 from typing import Any
 
+from codefu_sandbox.checkers import CheckerConfig
 from codefu_sandbox.checkers.codecontests import ORDER_MODES
 from codefu_sandbox.checkers.floats import TOLERANCE_MODES
-from codefu_sandbox.models import CheckerConfig
 
 # The parameter that takes a default tolerance for real numbers, per checker.
 TOLERANCE_PARAMS = {"codecontests": "tolerance", "floats": "precision"}

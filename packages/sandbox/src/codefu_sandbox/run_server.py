@@ -11,7 +11,7 @@ from pathlib import Path
 from codefu_sandbox.cgroups import MemoryCgroups, MemoryGroup
 from codefu_sandbox.isolation import Isolation
 from codefu_sandbox.process import failed_run, files_args, parse_sandbox_exec_line
-from codefu_sandbox.verdicts import RunOutcome
+from codefu_sandbox.records import RunOutcome
 
 
 class RunServer:

@@ -33,10 +33,10 @@ from codefu_sandbox.process import (
     parse_sandbox_exec_line,
     run_sandbox_exec,
 )
+from codefu_sandbox.records import RunOutcome
 from codefu_sandbox.run_server import RunServer
 from codefu_sandbox.sandbox_binary import build_sandbox_exec
 from codefu_sandbox.uids import DEFAULT_UID_BASE, UIDS_PER_PROCESS, UidWindow
-from codefu_sandbox.verdicts import RunOutcome
 
 # Names other modules import from here (they live in the modules above).
 __all__ = [
@@ -241,10 +241,11 @@ class Runner:
         uid: int | None,
         group: MemoryGroup | None,
         readable: tuple[Path, ...] = (),
+        profile: str = "run",
     ) -> Iterator[RunServer]:
         """One sandbox-exec process (`--serve`) for a series of runs of the same solution
         under the same limits, one at a time (a submission's tests): each run is confined
-        exactly as by `run` with profile "run", without starting a sandbox-exec process per
+        exactly as by `run` with `profile`, without starting a sandbox-exec process per
         run. With `group` (from `memory_group`, its limit `limits.cgroup_memory`) the server
         joins that cgroup once and its children are born in it; without,
         `limits.address_space` caps memory. `readable`: paths beyond the system trees the
@@ -264,7 +265,7 @@ class Runner:
                 self.isolation,
                 limits=job_limits,
                 cgroup=group.path if use_group and group is not None else None,
-                profile="run",
+                profile=profile,
                 readable=readable,
                 writable=(),
                 pch_dir=None,

@@ -20,7 +20,7 @@ import signal as _signal
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from codefu_sandbox.checkers import CheckResult
+from codefu_sandbox.records import CheckResult, CompileResult, RunOutcome
 
 
 class Verdict(enum.StrEnum):
@@ -52,22 +52,6 @@ _RANK = {v: i for i, v in enumerate(PRIORITY)}
 def worst(verdicts: list[Verdict]) -> Verdict:
     """The most severe verdict by PRIORITY (AC for an empty list)."""
     return min(verdicts, key=_RANK.__getitem__, default=Verdict.AC)
-
-
-@dataclass(frozen=True)
-class RunOutcome:
-    """How one run ended, as the runner measured it (input of `decide`)."""
-
-    exit_code: int | None
-    signal: int | None
-    cpu_seconds: float
-    wall_seconds: float
-    peak_memory_bytes: int
-    killed: str | None = None  # "cpu" or "wall" when the runner killed it
-    output_bytes: int = 0
-    stderr_head: str = ""
-    error: str | None = None  # the runner failed (→ IE)
-    memory_cap_hit: bool = False  # the memory cgroup's limit was hit (an OOM kill)
 
 
 # A refused allocation, as C++ (bad_alloc, perror) and Python (MemoryError) report it.
@@ -114,15 +98,6 @@ def static_data_verdict(static_bytes: int, *, address_space: int) -> TestResult 
         return None
     message = f"static data and code take {static_bytes >> 20} MiB, over the memory limit"
     return TestResult(Verdict.MLE, 0.0, 0.0, static_bytes, None, None, message)
-
-
-@dataclass
-class CompileResult:
-    ok: bool
-    seconds: float
-    cached: bool
-    diagnostics: str
-    pch_used: bool = False
 
 
 @dataclass

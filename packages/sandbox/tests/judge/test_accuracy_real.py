@@ -25,7 +25,7 @@ from typing import Any
 
 import pytest
 
-from codefu_sandbox import Judge, JudgeReport, Limits, TestCase, Verdict
+from codefu_sandbox import GraderConfig, Judge, JudgeReport, Limits, TestCase, Verdict
 from codefu_sandbox.cli import main
 
 SOLUTIONS = Path(__file__).resolve().parent / "real_solutions"
@@ -223,3 +223,29 @@ def test_real_python_solution_gets_exact_verdict_through_the_cli(
     assert failing[0]["verdict"] == expected, detail
     if expected == Verdict.RE:
         assert failing[0]["exit_code"] not in (0, None) or failing[0]["signal"], detail
+
+
+@pytest.mark.real_data
+@pytest.mark.parametrize(
+    "case", [c for c in PY_CASES if c.split("/")[1] in ("ac", "wa", "re")], ids=str
+)
+def test_real_python_solutions_keep_their_verdicts_judged_as_livecodebench_judges(
+    judge: Judge, problems: dict[str, Problem], case: str
+) -> None:
+    """LiveCodeBench's prelude run before a real program, and its comparison for a problem
+    compared token by token: the same verdict as without (a real-number problem keeps its
+    tolerance: LiveCodeBench's comparison wants the same decimals)."""
+    slug, variant = case.split("/")
+    problem = problems[slug]
+    report = judge.judge(
+        (SOLUTIONS / slug / f"{variant}.py").read_text(),
+        problem.tests,
+        problem.limits,
+        checker="livecodebench" if problem.checker == "tokens" else problem.checker,
+        stop_on_first_failure=variant != "ac",
+        language="python",
+        grader=GraderConfig("stdio", {"prelude": "livecodebench"}),
+    )
+    assert report.verdict == PY_EXPECTED[variant], f"{problem.name} {variant}.py: " + _describe(
+        report
+    )

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from codefu_sandbox import Judge, Limits, TestCase, Verdict
-from codefu_sandbox.models import CheckerConfig
+from codefu_sandbox.checkers import CheckerConfig
 from codefu_sandbox.verdicts import JudgeReport
 
 pytestmark = [pytest.mark.security, pytest.mark.usefixtures("host_guard")]

@@ -168,8 +168,9 @@ def test_accepted_solutions_make_only_allowlisted_calls(
     allowed = allowlisted_calls() | {"execve"}  # strace starts it by path; we by execveat
     outside: dict[str, list[str]] = {}
     for name, source, stdin in _accepted_programs(real_data_dir):
-        compiled, binary = judge.compiler.compile(source)
-        assert binary is not None, compiled.diagnostics
+        compiled, program = judge.executor("cpp").compile(source)
+        assert program is not None, compiled.diagnostics
+        binary = program.argv[0]
         trace = tmp_path / f"{name}.strace"
         subprocess.run(
             ["strace", "-f", "-qq", "-o", str(trace), str(binary)],
@@ -209,18 +210,48 @@ PYTHON_SAMPLE_INPUTS = {
 def test_python_programs_make_only_allowlisted_calls(judge: Judge, tmp_path: Path) -> None:
     """The evidence that CPython fits the solution allowlist, re-taken: `strace -f` of the
     byte-compiler and of accepted Python programs, run as the judge runs them (the
-    interpreter, its flags and the byte code in the folder), sees no call outside it."""
+    interpreter, its flags and the byte code in the folder; a call-based answer inside the
+    call grader's harness, with LiveCodeBench's prelude), sees no call outside it."""
     if shutil.which("strace") is None:
         pytest.skip("strace is not installed (Debian/Ubuntu: apt-get install strace)")
-    from codefu_sandbox.executors.python import BYTE_COMPILE, FLAGS, SOURCE_NAME
+    from codefu_sandbox.graders.call import HARNESS
+    from codefu_sandbox.languages.python import (
+        BYTE_COMPILE,
+        FLAGS,
+        LIVECODEBENCH_PRELUDE,
+        SOURCE_NAME,
+        PythonExecutor,
+    )
 
     allowed = allowlisted_calls() | {"execve"}  # strace starts it by path; we by execveat
     executor = judge.executor("python")
-    programs = [("stdlib-and-threads", PYTHON_STDLIB_PROGRAM, "1000\n")]
+    assert isinstance(executor, PythonExecutor)
+    programs: list[tuple[str, str, str, list[str] | None]] = [
+        ("stdlib-and-threads", PYTHON_STDLIB_PROGRAM, "1000\n", None)
+    ]
     for slug, stdin in PYTHON_SAMPLE_INPUTS.items():
-        programs.append((slug, (HERE / "real_solutions" / slug / "ac.py").read_text(), stdin))
+        source = (HERE / "real_solutions" / slug / "ac.py").read_text()
+        programs.append((slug, source, stdin, None))
+    header = {
+        "nonce": "n",
+        "function": "solve",
+        "prelude": LIVECODEBENCH_PRELUDE,
+        "seconds": 10.0,
+        "wall": 30.0,
+        "memory": 1 << 30,
+        "apps": False,
+        "tests": 2,
+    }
+    programs.append(
+        (
+            "call-harness",
+            "def solve(n):\n    return [sum(range(n)), n / 3]\n",
+            f"{json.dumps(header)}\n[1000]\n[7]\n",
+            [executor.interpreter, *FLAGS, "-c", HARNESS],
+        )
+    )
     outside: dict[str, list[str]] = {}
-    for name, source, stdin in programs:
+    for name, source, stdin, harness in programs:
         compiled, program = executor.compile(source)
         assert program is not None, compiled.diagnostics
         folder = tmp_path / name
@@ -230,7 +261,7 @@ def test_python_programs_make_only_allowlisted_calls(judge: Judge, tmp_path: Pat
             shutil.copyfile(cached, folder / file_name)
         runs = {
             "byte-compile": [executor.interpreter, *FLAGS, "-c", BYTE_COMPILE],
-            "run": list(program.argv),
+            "run": harness or list(program.argv),
         }
         for step, argv in runs.items():
             trace = tmp_path / f"{name}-{step}.strace"
@@ -244,6 +275,8 @@ def test_python_programs_make_only_allowlisted_calls(judge: Judge, tmp_path: Pat
                 timeout=60,
             )
             assert done.returncode == 0, f"{name} {step}: {done.stderr.decode()[-500:]}"
+            if harness and step == "run":  # it called the function on both tests
+                assert b"n test 1 " in done.stdout, done.stdout[-500:]
             seen = set(re.findall(r"^\d+\s+(?:<\.\.\. )?(\w+)[( ]", trace.read_text(), re.M))
             assert {"read", "exit_group"} <= seen, f"{name}: strace recorded {sorted(seen)}"
             for call in seen - allowed:

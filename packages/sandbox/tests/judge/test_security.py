@@ -329,7 +329,7 @@ def test_template_recursion_is_a_compile_error(judge: Judge) -> None:
     """
     report = judge.judge(source, ONE_TEST, LIMITS)
     assert report.verdict is Verdict.CE
-    assert len(report.compile.diagnostics) <= judge.compiler.config.diagnostics_chars + 100
+    assert len(report.compile.diagnostics) <= judge.executor("cpp").config.diagnostics_chars + 100
 
 
 @pytest.mark.slow

@@ -245,7 +245,7 @@ def test_final_evaluation_of_a_rehearsal_logs_to_the_runs_mlflow_run(
 
     from codefu_trainer.run.config import mlflow_tracking_uri
     from codefu_trainer.run.tracking import Tracker
-    from codefu_trainer.training.compose import compose_run
+    from codefu_trainer.training.clusters.registry import compose_run
 
     run_dir = tmp_path / "run"
     train = compose_run(

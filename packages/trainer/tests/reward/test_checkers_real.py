@@ -27,9 +27,9 @@ from codefu_data.checkers import (
     checker_file_stem,
 )
 from codefu_data.config import CheckersConfig, DataConfig
+from codefu_data.formats.verl import statement_from_prompt
 from codefu_data.prepare import SEVERAL_VALID_ANSWERS, prepare
 from codefu_data.schema import CODEFORCES_SOURCE, CPP_LANGUAGE, RAW_SCHEMA
-from codefu_data.verl_source import statement_from_prompt
 from codefu_trainer.reward.cli import main as reward_main
 
 pytestmark = [pytest.mark.real_data, pytest.mark.slow]

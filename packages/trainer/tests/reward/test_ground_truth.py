@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
-from codefu_sandbox import CheckerConfig
+from codefu_sandbox import CheckerConfig, Judge, Limits
+from codefu_sandbox.graders.base import per_test_run_limits, wall_backstop
+from codefu_sandbox.judge import DEFAULT_OUTPUT_LIMIT
 from codefu_trainer.reward.config import DeadlineConfig, RewardConfig
 from codefu_trainer.reward.service import (
     RewardService,
@@ -67,9 +71,43 @@ def test_deadline_grows_with_tests_and_limit_and_is_capped() -> None:
         )
     )
     small = problem_from_ground_truth(sum_ground_truth(n_private=4, seconds=1.0), cfg)
-    assert deadline_seconds(small, cfg) == pytest.approx(10 + 4 * 3.5 + 5)
+    assert deadline_seconds(small, cfg, "cpp") == pytest.approx(10 + 4 * 3.5 + 5)
     big = problem_from_ground_truth(sum_ground_truth(n_private=400, seconds=2.0), cfg)
-    assert deadline_seconds(big, cfg) == 100
+    assert deadline_seconds(big, cfg, "cpp") == 100
+
+
+@pytest.mark.parametrize("factor", [1.5, 2.0, 3.0, 5.0])
+def test_a_python_deadline_covers_the_time_the_judge_allows_every_test(
+    factor: float, tmp_path: Path
+) -> None:
+    """At time factor f the judge gives a Python answer f times the problem's limit on each
+    test (`Judge.limits_for`) and each run that CPU limit's wall backstop
+    (`per_test_run_limits`): the response's deadline must cover all of it, or a slow but
+    passing answer ends as DEADLINE (a judge failure) instead of AC."""
+    judge = Judge(tmp_path, time_factors={"python": factor})
+    cfg = RewardConfig(
+        languages=["cpp", "python"],
+        time_factors={"cpp": 1.0, "python": factor},
+        deadline=DeadlineConfig(max_seconds=1e9),
+    )
+    allowance = cfg.deadline.compile_seconds + cfg.deadline.slack_seconds
+    for seconds in (0.5, 1.0, 2.5):
+        for tests in (1, 7, 40):
+            problem = problem_from_ground_truth(
+                sum_ground_truth(n_private=tests, seconds=seconds), cfg
+            )
+            limits = judge.limits_for(
+                Limits(problem.time_seconds, problem.memory_bytes),
+                "python",
+                SimpleNamespace(memory_allowance=0),  # type: ignore[arg-type]
+            )
+            assert limits.time_seconds == pytest.approx(factor * problem.time_seconds)
+            wall = per_test_run_limits(limits, DEFAULT_OUTPUT_LIMIT).wall_seconds
+            judged = deadline_seconds(problem, cfg, "python") - allowance
+            assert judged >= tests * wall - 1e-9, (seconds, tests)
+            # C++ keeps the problem's own limit.
+            cpp = deadline_seconds(problem, cfg, "cpp") - allowance
+            assert cpp == pytest.approx(tests * wall_backstop(problem.time_seconds))
 
 
 def test_judging_rules_become_the_checkers_parameters() -> None:

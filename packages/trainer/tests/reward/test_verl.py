@@ -83,7 +83,11 @@ def _config(tokenizer_dir: Path, cache: Path, **reward: Any) -> Any:
         },
         "reward": {
             "num_workers": 2,
-            "custom_reward_function": {"path": None, "name": "compute_score"},
+            "custom_reward_function": {
+                "path": None,
+                "name": "compute_score",
+                "reward_kwargs": {"reward_config": reward_config},
+            },
             "reward_manager": {
                 "source": "importlib",
                 "name": "CodeFuRewardManager",
@@ -94,7 +98,7 @@ def _config(tokenizer_dir: Path, cache: Path, **reward: Any) -> Any:
             },
             "reward_model": {"enable": False, "enable_resource_pool": False},
             "sandbox_fusion": None,
-            "reward_kwargs": {"reward_config": reward_config},
+            "reward_kwargs": {},
         },
     }
     cfg = OmegaConf.create(base)

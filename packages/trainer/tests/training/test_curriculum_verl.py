@@ -193,9 +193,9 @@ def test_cpu_verl_writes_every_tier_of_the_curriculum(tmp_path: Path) -> None:
     from codefu_data.prepare import prepare
     from codefu_trainer.run.config import ModelKind
     from codefu_trainer.run.prompt_rows import load_prompts
+    from codefu_trainer.training.clusters.registry import compose_run as compose
     from codefu_trainer.training.rehearsal.base_model import select_problems
     from codefu_trainer.training.verl.cpu.config import prepare_inputs
-    from codefu_trainer.training.verl.cpu.run import compose
     from codefu_trainer.training.verl.curriculum import tier_files
 
     data = prepare(DataConfig(source="sample", out_dir=str(tmp_path / "data")), progress=False)

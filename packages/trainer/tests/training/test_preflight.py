@@ -10,7 +10,7 @@ import pytest
 from omegaconf import OmegaConf
 
 from codefu_trainer.training.cli import main
-from codefu_trainer.training.compose import compose_run
+from codefu_trainer.training.clusters.registry import cluster_of, compose_run
 from codefu_trainer.training.planning.model_shape import shape_from_dict
 from codefu_trainer.training.planning.preflight import (
     data_checks,
@@ -41,7 +41,7 @@ def test_the_shipped_gpu_profiles_pass_their_plan_with_real_sized_data(
     run = compose_run(
         CONF, [f"cluster={cluster}", f"data.out_dir={gpu_sized_data}", f"run.dir={tmp_path}"]
     )
-    result = preflight(run)
+    result = preflight(run, cluster_of(run.cfg))
     assert not result.refused, [c for c in result.checks if not c.ok]
     assert result.plan is not None and result.plan.fits
     update = result.plan.phase("actor update")
@@ -66,7 +66,7 @@ def test_every_gpu_cluster_trains_fsdp2_and_the_plan_names_it(
     assert run.verl is not None
     arf = run.verl.actor_rollout_ref
     assert arf.actor.strategy == arf.ref.strategy == run.verl.critic.strategy == "fsdp2"
-    result = preflight(run)
+    result = preflight(run, cluster_of(run.cfg))
     assert result.plan is not None and result.plan.inputs.strategy == "fsdp2"
     assert result.to_json()["plan"]["strategy"] == "fsdp2"
     lines: list[str] = []
@@ -324,15 +324,17 @@ def test_checkpoint_disk_is_counted_per_node(gpu_sized_data: Path) -> None:
     run = compose_run(
         CONF, ["cluster=sagemaker_p4de", f"data.out_dir={gpu_sized_data}"], with_verl=False
     )
-    ok = disk_check(run.cfg, verl_node(), SEVEN_B)
+    ok = disk_check(run.cfg, verl_node(), SEVEN_B, cluster_of(run.cfg))
     assert ok is not None and ok.ok and "91 GB per node" in ok.detail
     run.cfg.cluster.sagemaker.volume_size_gb = 300
-    small = disk_check(run.cfg, verl_node(), SEVEN_B)
+    small = disk_check(run.cfg, verl_node(), SEVEN_B, cluster_of(run.cfg))
     assert small is not None and not small.ok
     assert small.fix == "cluster.sagemaker.volume_size_gb=436"
-    two_nodes = disk_check(run.cfg, verl_node(trainer__nnodes=2), SEVEN_B)
+    two_nodes = disk_check(run.cfg, verl_node(trainer__nnodes=2), SEVEN_B, cluster_of(run.cfg))
     assert two_nodes is not None and two_nodes.ok  # each node keeps half the shards
-    unbounded = disk_check(run.cfg, verl_node(trainer__max_actor_ckpt_to_keep=None), SEVEN_B)
+    unbounded = disk_check(
+        run.cfg, verl_node(trainer__max_actor_ckpt_to_keep=None), SEVEN_B, cluster_of(run.cfg)
+    )
     assert unbounded is not None and not unbounded.ok
     assert unbounded.fix == "trainer.max_actor_ckpt_to_keep=3"
 
@@ -371,11 +373,11 @@ def test_a_resumed_local_run_counts_its_own_checkpoints_as_room(
     run = compose_run(CONF, ["cluster=local"], with_verl=False)
     checkpoints = tmp_path / "checkpoints"
     node = verl_node(trainer__default_local_dir=str(checkpoints))
-    first = disk_check(run.cfg, node, SEVEN_B)
+    first = disk_check(run.cfg, node, SEVEN_B, cluster_of(run.cfg))
     assert first is not None and not first.ok  # 381 GB against 100 GB free
     step = checkpoints / "global_step_16" / "actor"
     step.mkdir(parents=True)
     with (step / "model_world_size_8_rank_0.pt").open("wb") as f:
         f.truncate(400 * 10**9)  # sparse: its size counts, no disk is used
-    resumed = disk_check(run.cfg, node, SEVEN_B)
+    resumed = disk_check(run.cfg, node, SEVEN_B, cluster_of(run.cfg))
     assert resumed is not None and resumed.ok, resumed.detail

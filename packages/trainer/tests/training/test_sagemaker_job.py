@@ -15,7 +15,7 @@ pytest.importorskip("sagemaker.train")
 
 from codefu_trainer.run.config import data_files
 from codefu_trainer.training.cli import main
-from codefu_trainer.training.compose import compose_run
+from codefu_trainer.training.clusters.registry import compose_run
 from codefu_trainer.training.sagemaker.job import JOB_MODEL_DIR, job_overrides
 
 from ..conftest import CONF

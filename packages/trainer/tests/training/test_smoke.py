@@ -31,7 +31,7 @@ from pathlib import Path
 
 import pytest
 
-from codefu_trainer.training.smoke import probe as phase_probe
+from codefu_trainer.training import phase_probe
 from codefu_trainer.training.smoke import stages, table
 
 from ..conftest import CONF
@@ -306,7 +306,8 @@ def test_the_gpu_smoke_composes_one_gpu_fsdp2_the_hf_rollout_and_a_plan(
     """What a GPU smoke's stages compose without vLLM (veRL's own checks included), without
     a GPU: one GPU, FSDP2, the hf rollout with its Ray hook, the probe's settings; and the
     plan the table reads from the run's written config."""
-    from codefu_trainer.training.compose import compose_run, write_resolved
+    from codefu_trainer.training.clusters.registry import compose_run
+    from codefu_trainer.training.compose import write_resolved
     from codefu_trainer.training.verl.cpu.hook import HOOK
 
     run_dir = tmp_path / "run"

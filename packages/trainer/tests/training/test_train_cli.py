@@ -43,9 +43,23 @@ def test_unknown_cluster_key_lists_the_valid_keys(
     code, _, err = _run(["cluster.bogus=1", f"run.root_dir={tmp_path}"], capsys)
     assert code == 2
     assert "'bogus' is not a key of cluster" in err
-    for key in ("gpus_per_node", "kind", "name", "nnodes", "sagemaker"):
+    for key in ("gpus_per_node", "kind", "name", "nnodes"):
         assert key in err
+    # Only a cluster of kind sagemaker has the SageMaker settings.
+    code, _, err = _run(["cluster=sagemaker_p4de", "cluster.bogus=1"], capsys)
+    assert code == 2 and "sagemaker" in err.split("Valid keys there:")[1]
     assert not any(tmp_path.iterdir())
+
+
+def test_sagemaker_settings_on_another_kind_are_refused_in_one_line(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, out, err = _run(["cluster=local", "cluster.sagemaker.dry_run=false"], capsys)
+    assert code == 2 and out == ""
+    (line,) = err.splitlines()
+    assert "cluster.sagemaker.dry_run=false: cluster.sagemaker.* are the settings" in line
+    assert "cluster=local is of kind local" in line
+    assert "cluster=sagemaker_hetero, cluster=sagemaker_p4de, cluster=sagemaker_p5" in line
 
 
 def test_local_without_gpu_stops_before_anything_and_points_to_the_rehearsal(

@@ -21,7 +21,7 @@ from codefu_trainer.run.config import (
     final_model_dir,
 )
 from codefu_trainer.run.overrides import ConfigError, hydra_value, split_overrides
-from codefu_trainer.training.cli import compose_run
+from codefu_trainer.training.clusters.registry import compose_run
 from codefu_trainer.training.verl.config import validate_verl_config
 
 from ..conftest import CONF
@@ -36,12 +36,7 @@ def test_the_required_cluster_options_exist() -> None:
 @pytest.mark.parametrize("cluster", CLUSTERS)
 def test_every_cluster_composes_and_passes_verl_validation(cluster: str, tmp_path: Path) -> None:
     overrides = [f"cluster={cluster}", f"run.dir={tmp_path}"]
-    if cluster == "cpu_verl":  # composed by the CPU path's entry point, with its settings
-        from codefu_trainer.training.verl.cpu import run as cpu
-
-        run = cpu.compose(CONF, overrides, gpus_detected=8)
-    else:
-        run = compose_run(CONF, overrides, gpus_detected=8)
+    run = compose_run(CONF, overrides, gpus_detected=8)  # cpu_verl with its kind's settings
     assert run.verl is not None
     # veRL's own checks (validate_config, rollout/algorithm dataclasses, reward import),
     # also for cpu where codefu-train skips them (the rehearsal has no GPUs to plan).
@@ -60,14 +55,19 @@ def test_every_cluster_composes_and_passes_verl_validation(cluster: str, tmp_pat
 
 
 def test_cpu_verl_is_composed_only_with_the_cpu_settings(tmp_path: Path) -> None:
-    """veRL on CPU needs its own settings (hf rollout, CPU platform): composing it
-    without them names the CPU path's entry point; its settings compose no other cluster."""
-    from codefu_trainer.training.verl.cpu import run as cpu
+    """veRL on CPU needs its own settings (hf rollout, CPU platform): its kind composes them
+    in, and another kind's settings cannot compose it; its settings compose no other cluster."""
+    from codefu_trainer.training.clusters.registry import CLUSTERS, train_config
+    from codefu_trainer.training.verl.cpu.patches import ROLLOUT_NAME
 
-    with pytest.raises(ConfigError, match=r"verl\.cpu\.run\.compose"):
-        compose_run(CONF, ["cluster=cpu_verl", f"run.dir={tmp_path}"])
+    run = compose_run(CONF, ["cluster=cpu_verl", f"run.dir={tmp_path}"])
+    assert run.verl is not None and run.verl.actor_rollout_ref.rollout.name == ROLLOUT_NAME
+    cpu_verl = train_config(CONF, split_overrides(["cluster=cpu_verl"])[0])
+    with pytest.raises(ConfigError, match="cannot compose cluster=cpu_verl"):
+        CLUSTERS[ClusterKind.local].compose(cpu_verl, CONF, [f"run.dir={tmp_path}"])
+    local = train_config(CONF, split_overrides(["cluster=local"])[0])
     with pytest.raises(ConfigError, match="cannot compose cluster=local"):
-        cpu.compose(CONF, ["cluster=local", f"run.dir={tmp_path}"], gpus_detected=8)
+        CLUSTERS[ClusterKind.cpu_verl].compose(local, CONF, [], gpus_detected=8)
 
 
 def test_codefu_grpo_defaults(tmp_path: Path) -> None:
@@ -238,7 +238,9 @@ def test_overrides_reach_the_right_stage(tmp_path: Path) -> None:
     assert run.cfg.data.tier == "hard" and run.cfg.reward.no_code_score == -2
     assert run.verl.data.train_files[0].endswith("hard/train.parquet")
     env = run.verl.ray_kwargs.ray_init.runtime_env.env_vars
-    assert '"no_code_score": -2.0' in env.CODEFU_REWARD_CONFIG
+    reward = run.verl.reward.custom_reward_function.reward_kwargs.reward_config
+    assert reward.no_code_score == -2.0  # the one route to veRL's reward workers
+    assert "CODEFU_REWARD_CONFIG" not in env
     expected_uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
     assert expected_uri == env.MLFLOW_TRACKING_URI
 

@@ -212,8 +212,8 @@ def test_server_answers_every_request_from_each_event_loop_during_weight_updates
 
 
 def test_cluster_cpu_verl_composes_veRL_for_the_cpu(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from codefu_trainer.training.clusters.registry import compose_run as compose
     from codefu_trainer.training.verl.cpu.hook import HOOK
-    from codefu_trainer.training.verl.cpu.run import compose
 
     from ..conftest import CONF
 
@@ -231,5 +231,5 @@ def test_cluster_cpu_verl_composes_veRL_for_the_cpu(tmp_path) -> None:  # type: 
     assert verl.actor_rollout_ref.model.path == str(tmp_path / "run" / "base_model")
     assert verl.data.train_files == [str(tmp_path / "run" / "data" / "easy" / "train.parquet")]
     assert verl.trainer.total_training_steps == 5
-    reward = json.loads(init.runtime_env.env_vars.CODEFU_REWARD_CONFIG)
+    reward = verl.reward.custom_reward_function.reward_kwargs.reward_config
     assert reward["worker"]["num_workers"] == 2  # not one judge per logical Ray CPU

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from codefu_trainer.training.cli import compose_run
+from codefu_trainer.training.clusters.registry import compose_run
 from codefu_trainer.training.verl import main as verl_main
 
 from ..conftest import CONF

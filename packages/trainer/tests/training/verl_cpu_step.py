@@ -1,7 +1,7 @@
 """One GRPO step of veRL 0.9.1's own workers on this machine's CPU (run by test_verl_on_cpu).
 
 `python verl_cpu_step.py SPEC.json OUT.json`. SPEC holds the conf dir, a tiny model dir,
-the overrides for `codefu_trainer.training.compose.compose_run`, and prompts with their
+the overrides for `codefu_trainer.training.clusters.registry.compose_run`, and prompts with their
 ground truths and responses (two per prompt: one GRPO group each). In its own process,
 since it sets veRL's platform, a gloo process group and transformers patches globally:
 
@@ -104,7 +104,7 @@ def _ref_worker(config: Any, attention: str) -> tuple[Any, str]:
 
 def main(spec_path: str, out_path: str) -> None:
     spec = json.loads(Path(spec_path).read_text())
-    from codefu_trainer.training.compose import compose_run
+    from codefu_trainer.training.clusters.registry import compose_run
 
     run = compose_run(Path(spec["conf_dir"]), spec["overrides"], gpus_detected=1)
     assert run.verl is not None

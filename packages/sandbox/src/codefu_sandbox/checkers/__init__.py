@@ -15,27 +15,23 @@ from __future__ import annotations
 import functools
 import importlib
 import inspect
+import json
 import typing
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
-BUILTIN = ("tokens", "lines", "exact", "floats", "yesno", "codecontests")
+from codefu_sandbox.models import name_and_params
+from codefu_sandbox.records import CheckResult
+
+BUILTIN = ("tokens", "lines", "exact", "floats", "yesno", "codecontests", "livecodebench")
 # A problem's checker program given as source, run by the judge in its sandbox.
 PROGRAM = "program"
 # Every checker module: the comparisons, then the checker program.
 MODULES = (*BUILTIN, PROGRAM)
 # Keywords the judge itself passes: never part of a checker configuration.
 SUPPLIED = frozenset({"input", "program", "sandbox"})
-
-
-@dataclass(frozen=True)
-class CheckResult:
-    """A checker's answer: ok, and a short message."""
-
-    ok: bool
-    message: str = ""
-    internal_error: bool = False  # the checker itself failed (→ IE, never the program's fault)
 
 
 Checker = Callable[..., CheckResult]
@@ -105,6 +101,69 @@ def _module(name: str) -> str:
     return name if name in MODULES else "testlib"
 
 
+@dataclass(frozen=True)
+class CheckerConfig:
+    """A checker and its parameters, e.g. a problem's judging rules:
+    `CheckerConfig("codecontests", {"tolerance": 1e-4, "any_case_words": ["YES", "NO"]})`.
+
+    `name` is a built-in checker (`checkers.BUILTIN`), `testlib:PATH`, the path of an
+    existing checker program, or "program" with the program's `source` and `language`
+    in `params` (`checkers.program.config` builds one). Construction raises ValueError
+    for an unknown name, a parameter the checker's `check` does not take (naming those it
+    takes), or a value it cannot use, so a typo never judges silently under the defaults.
+    """
+
+    name: str = "tokens"
+    params: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str):
+            raise ValueError(f"checker name must be a string, got {self.name!r}")
+        if not isinstance(self.params, Mapping) or not all(
+            isinstance(key, str) for key in self.params
+        ):
+            raise ValueError(
+                f"checker params must map parameter names to values, got {self.params!r}"
+            )
+        if (
+            self.name not in BUILTIN
+            and self.name != PROGRAM
+            and not self.name.startswith("testlib:")
+            and not Path(self.name).is_file()
+        ):
+            raise ValueError(
+                f"unknown checker {self.name!r}: choose one of {', '.join(BUILTIN)}, "
+                "or give the path of a testlib-style checker program (testlib:PATH)"
+            )
+        check_params(self.name, self.params)
+        object.__setattr__(self, "params", dict(self.params))
+
+    def __hash__(self) -> int:
+        return hash(json.dumps(self.to_dict(), sort_keys=True, default=_json_list))
+
+    def to_dict(self) -> dict[str, Any]:
+        """`{"name": ..., "params": {...}}`, JSON-able (word collections become lists): the
+        form a configuration is stored in (a ground truth's `checker`, a JSON file)."""
+        params = {
+            key: _json_list(value) if isinstance(value, tuple | set | frozenset) else value
+            for key, value in self.params.items()
+        }
+        return {"name": self.name, "params": params}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> CheckerConfig:
+        """The inverse of `to_dict`; `params` may be left out. ValueError on any other shape."""
+        name, params = name_and_params(data, "checker")
+        return cls(name, {} if params is None else params)
+
+
+def _json_list(value: Any) -> list[Any]:
+    """A set or tuple as a JSON list (sets sorted, so equal configurations hash equal)."""
+    if isinstance(value, set | frozenset):
+        return sorted(value)
+    return list(value)
+
+
 def mismatch(what: str, got: str, want: str) -> str:
     """A short message naming the first difference."""
     return f"{what}: got {got[:40]!r}, expected {want[:40]!r}"
@@ -117,6 +176,7 @@ __all__ = [
     "SUPPLIED",
     "CheckResult",
     "Checker",
+    "CheckerConfig",
     "accepted_params",
     "bind",
     "check_params",

@@ -1,7 +1,8 @@
 """A problem's own checker program, given as source: `config(source, language)`, which is
 `CheckerConfig("program", {...})`.
 
-Parameters: `source` (the program's text), `language` ("cpp" or "python"), `testlib`
+Parameters: `source` (the program's text), `language` (a registered language's name,
+`codefu_sandbox.languages`; default the default language), `testlib`
 (the path of your testlib.h, for a C++ checker that includes it), `time_seconds` and
 `memory_bytes` (the checker's own limits per test). The judge calls `check` with
 `sandbox`, its `CheckerRunner`: the program is prepared once (a C++ checker compiled and
@@ -18,21 +19,20 @@ from typing import Any
 from codefu_sandbox.checker_runner import (
     DEFAULT_MEMORY_BYTES,
     DEFAULT_TIME_SECONDS,
-    LANGUAGES,
     CheckerError,
     CheckerLimits,
     CheckerRunner,
 )
-from codefu_sandbox.checkers import PROGRAM, CheckResult
-from codefu_sandbox.models import CheckerConfig
+from codefu_sandbox.checkers import PROGRAM, CheckerConfig, CheckResult
+from codefu_sandbox.languages import DEFAULT_LANGUAGE, LANGUAGES
 from codefu_sandbox.runner import SandboxError
 
-__all__ = ["DEFAULT_MEMORY_BYTES", "DEFAULT_TIME_SECONDS", "LANGUAGES", "check", "config"]
+__all__ = ["DEFAULT_MEMORY_BYTES", "DEFAULT_TIME_SECONDS", "check", "config"]
 
 
 def config(
     source: str,
-    language: str = "cpp",
+    language: str = DEFAULT_LANGUAGE,
     *,
     testlib: str = "",
     time_seconds: float = DEFAULT_TIME_SECONDS,
@@ -54,7 +54,7 @@ def validate(params: Mapping[str, Any]) -> None:
     source = params.get("source")
     if not isinstance(source, str) or not source.strip():
         raise ValueError("checker program: `source` must be the checker's source text")
-    if params.get("language", "cpp") not in LANGUAGES:
+    if params.get("language", DEFAULT_LANGUAGE) not in LANGUAGES:
         raise ValueError(
             f"checker program: language must be one of {', '.join(LANGUAGES)}, "
             f"got {params.get('language')!r}"
@@ -74,7 +74,7 @@ def check(
     expected: str,
     *,
     source: str,
-    language: str = "cpp",
+    language: str = DEFAULT_LANGUAGE,
     testlib: str = "",
     time_seconds: float = DEFAULT_TIME_SECONDS,
     memory_bytes: int = DEFAULT_MEMORY_BYTES,

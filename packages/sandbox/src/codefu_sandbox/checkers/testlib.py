@@ -6,22 +6,21 @@ first number in the checker's message, as a fraction of the test's score: accept
 at 1 or more). Anything else is an internal error. `check` runs the program directly,
 with a timeout, in a private temporary directory: only for a program you trust. The
 judge runs every checker program in its sandbox instead (`codefu_sandbox.checker_runner`),
-with `result_of`'s reading of the exit code.
+with the same reading of the exit code (`checker_runner.result_of`).
 """
 
 from __future__ import annotations
 
-import re
 import subprocess
 import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from codefu_sandbox.checkers import CheckResult
+from codefu_sandbox.checker_runner import result_of
+from codefu_sandbox.records import CheckResult
 
 DEFAULT_TIMEOUT = 30.0
-_POINTS = re.compile(r"[-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?")
 
 
 def validate(params: Mapping[str, Any]) -> None:
@@ -59,21 +58,3 @@ def check(
             return CheckResult(False, f"checker {program} failed: {exc}", internal_error=True)
     message = (done.stderr.strip() or done.stdout.strip())[:500]
     return result_of(done.returncode, message)
-
-
-def result_of(code: int, message: str) -> CheckResult:
-    """A testlib checker's verdict from its exit code and message (module docstring)."""
-    if code == 0:
-        return CheckResult(True, message)
-    if code == 1:
-        return CheckResult(False, message or "wrong answer")
-    if code == 2:
-        return CheckResult(False, f"presentation error: {message}")
-    if code == 7:
-        found = _POINTS.search(message)
-        if found is None:
-            return CheckResult(
-                False, f"checker gave points without a number: {message}", internal_error=True
-            )
-        return CheckResult(float(found.group()) >= 1.0, message)
-    return CheckResult(False, f"checker failed (exit {code}): {message}", internal_error=True)

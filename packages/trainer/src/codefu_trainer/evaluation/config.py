@@ -20,7 +20,6 @@ from codefu_trainer.reward.config import RewardConfig
 from codefu_trainer.run.compose import compose_train, typed_config
 from codefu_trainer.run.config import (
     ClusterConfig,
-    ClusterKind,
     ModelConfig,
     TrackingConfig,
     judge_on_judge_hosts,
@@ -134,7 +133,7 @@ def check_eval_config(cfg: EvalConfig) -> None:
         value = getattr(e, key)
         if value is not None and value < 1:
             raise ConfigError(f"eval.{key}={value} must be at least 1.")
-    if cfg.cluster.kind is ClusterKind.sagemaker or cfg.cluster.nnodes != 1:
+    if not cfg.cluster.kind.runs_here or cfg.cluster.nnodes != 1:
         raise ConfigError(
             f"cluster={cfg.cluster.name}: codefu-eval generates on this machine; use "
             "cluster=local (its GPUs, or transformers on CPU) or cluster=cpu."

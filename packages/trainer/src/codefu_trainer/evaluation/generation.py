@@ -20,7 +20,6 @@ from typing import Any, Protocol, cast
 
 from codefu_trainer.evaluation.config import Backend, EvalConfig, EvalSettings
 from codefu_trainer.run.compose import PrerequisiteError
-from codefu_trainer.run.config import ClusterKind
 
 Messages = Sequence[Mapping[str, str]]
 
@@ -58,7 +57,7 @@ class Generator(Protocol):
 
 def choose_backend(cfg: EvalConfig, gpus: int) -> BackendChoice:
     """`eval.backend` resolved on a machine with `gpus` visible NVIDIA GPUs."""
-    use_gpu = gpus > 0 and cfg.cluster.kind is not ClusterKind.cpu
+    use_gpu = gpus > 0 and cfg.cluster.kind.uses_gpus_here
     wanted = cfg.eval.backend
     if wanted is Backend.auto:
         wanted = Backend.vllm if use_gpu else Backend.transformers

@@ -9,7 +9,8 @@ compile_seconds, run_seconds, judge_failure, has_code, language) and the judging
 node/attempts. The summary counts verdicts per language of the answers' code (``LANGUAGE``:
 a language the run does not accept, ``reward.languages``).
 Trailing ``KEY=VALUE`` arguments override reward settings (``mode=power``,
-``worker.acquire_timeout_seconds=60``). Without ``--address`` or ``RAY_ADDRESS`` the
+``worker.acquire_timeout_seconds=60``; a key may keep its ``reward.`` prefix:
+``reward.languages=[python]``). Without ``--address`` or ``RAY_ADDRESS`` the
 responses are judged in local worker processes (same worker code, same verdicts, no Ray
 start-up); with one, on that Ray cluster's judge pool. Exit status: 0 scored, 2 bad usage
 or input.
@@ -98,6 +99,7 @@ def load_config(config_dir: str | None, reward: str, overrides: Sequence[str]) -
     for item in overrides:
         if "=" not in item:
             raise InputError(f"override {item!r} is not KEY=VALUE (e.g. mode=power)")
+    overrides = [_unprefixed(item) for item in overrides]
     directory = Path(config_dir) if config_dir else Path("conf")
     found = (directory / "reward" / f"{reward}.yaml").is_file()
     if not found and (config_dir is not None or reward != "codefu"):
@@ -124,6 +126,13 @@ def load_config(config_dir: str | None, reward: str, overrides: Sequence[str]) -
     except (ConfigError, OmegaConfBaseException, ValueError) as exc:
         message = " ".join(line.strip() for line in str(exc).splitlines() if line.strip())
         raise InputError(f"reward settings {' '.join(overrides)}: {message}") from None
+
+
+def _unprefixed(item: str) -> str:
+    """An override without the `reward.` its key has in training's configuration
+    (`reward.languages=[python]` is `languages=[python]`)."""
+    marks = item[: len(item) - len(item.lstrip("+~"))]
+    return marks + item[len(marks) :].removeprefix("reward.")
 
 
 def check_out(path: Path) -> None:

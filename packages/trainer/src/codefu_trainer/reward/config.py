@@ -16,12 +16,13 @@ from typing import TYPE_CHECKING, Any
 from omegaconf import OmegaConf
 
 from codefu_launcher.plan import JUDGE_RESOURCE
-from codefu_sandbox.executors import DEFAULT_TIME_FACTORS, LANGUAGES
+from codefu_sandbox.languages import DEFAULT_LANGUAGE, LANGUAGES, default_time_factors
 
 if TYPE_CHECKING:
     from codefu_data.config import DataConfig
 
 __all__ = [
+    "FROM_DATA",
     "SCHEMA_NAME",
     "DeadlineConfig",
     "FailureAlertConfig",
@@ -35,6 +36,9 @@ __all__ = [
 ]
 
 SCHEMA_NAME = "reward_schema"
+# Reward settings whose one place is the data group in codefu-train and codefu-eval (data
+# validation judges under them too): `use_data_settings` copies them over.
+FROM_DATA = ("time_limit_scale", "time_factors")
 
 
 class RewardMode(StrEnum):
@@ -51,7 +55,10 @@ class DeadlineConfig:
     """Per-response deadline.
 
     compile_seconds + Σ_tests (time limit × wall_factor + per_test_overhead) + slack,
-    capped at max_seconds.
+    capped at max_seconds, where the time limit is the one the judge applies to the
+    answer's language (the problem's times the language's time factor). The defaults
+    3 × limit + 0.5 s are the judge's wall-clock backstop per test
+    (``codefu_sandbox.judge.wall_backstop``).
 
     Past it the response gets the verdict ``DEADLINE``, ``judge_failure_score`` and
     ``judge_failure=1``. The judge bounds every program itself, so the deadline only fires
@@ -130,14 +137,14 @@ class RewardConfig:
     # codefu-eval set it from there (`use_time_limit_scale`); set it here only for
     # `codefu-reward score`.
     time_limit_scale: float = 1.0
-    # The languages answers may come in ("cpp", "python"), the first the main one: a
-    # `<code>` block or an untagged fence is taken in it (reward.extract).
-    languages: list[str] = field(default_factory=lambda: ["cpp"])
+    # The languages answers may come in (judge languages: cpp, python, ...), the first the
+    # main one: a `<code>` block or an untagged fence is taken in it (reward.extract).
+    languages: list[str] = field(default_factory=lambda: [DEFAULT_LANGUAGE])
     # Per language, the factor on the (scaled) time limit, given to the judge
     # (`Judge(time_factors=...)`; default: the judge's). The factors are data.time_factors,
     # which data validation judges under too: codefu-train and codefu-eval set them from
     # there (`use_data_settings`); set them here only for `codefu-reward score`.
-    time_factors: dict[str, float] = field(default_factory=lambda: dict(DEFAULT_TIME_FACTORS))
+    time_factors: dict[str, float] = field(default_factory=default_time_factors)
     default_time_limit_seconds: float = 2.0
     default_memory_limit_bytes: int = 256 * 1024 * 1024
     deadline: DeadlineConfig = field(default_factory=DeadlineConfig)
@@ -222,7 +229,7 @@ def use_data_settings(config: RewardConfig, data: DataConfig) -> None:
             f"(reward.languages=[{','.join([*config.languages, data.language])}])"
         )
     factors = dict(data.time_factors)
-    if config.time_factors not in (DEFAULT_TIME_FACTORS, factors):
+    if config.time_factors not in (default_time_factors(), factors):
         raise ValueError(
             f"reward.time_factors={config.time_factors} but data.time_factors={factors}: set "
             "data.time_factors, the one setting (data validation judges under it too)"

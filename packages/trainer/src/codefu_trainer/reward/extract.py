@@ -8,18 +8,21 @@ Rules, in order (``languages``: what the run accepts, in order; the first is its
    ``<think>`` is searched, which usually means there is no code.
 2. The last ``<code>…</code>`` block wins (an unterminated ``<code>`` runs to the end).
    Inside it, the last fenced block; with no fence, its whole content. Its language is the
-   fence's tag when that names one (``TAGS``), else the run's first language.
-3. Else the last fenced block tagged in a language the run accepts (``TAGS``: ``cpp``,
-   ``c++``, ``cc``, ``cxx`` → C++; ``python``, ``py``, ``python3`` → Python; any case). A
-   fence that is never closed runs to the end of the text.
+   one the fence's tag names (a judge language's ``fence_tags``), else the run's first
+   language.
+3. Else the last fenced block tagged in a language the run accepts (the languages'
+   ``fence_tags``: ``cpp``, ``c++``, ``cc``, ``cxx`` → C++; ``python``, ``py``,
+   ``python3`` → Python; any case). A fence that is never closed runs to the end of the text.
 4. Else the last untagged fenced block that looks like a program in the run's first
-   language: for C++ one that has ``main(``; for Python one that reads or writes
-   (``input(``, ``print(``, ``sys.stdin``/``sys.stdout``, ``open(0``), so that a block of
-   sample input is not taken for code.
+   language (its ``program_pattern``: for C++ one that has ``main(``; for Python one that
+   reads or writes, ``input(``, ``print(``, ``sys.stdin``/``sys.stdout``, ``open(0``), so
+   that a block of sample input is not taken for code.
 5. Else the last fenced block tagged in a language the run does not accept: returned with
    that language, for the reward to give the no-code reward with the reason (``LANGUAGE``).
 
-For a C++-only run (the default) rules 1-4 are the C++ rules as they always were.
+The languages and what names and recognises them are the judge's registry
+(``codefu_sandbox.languages``). For a run in the default language alone (C++) rules 1-4 are
+the C++ rules as they always were.
 """
 
 from __future__ import annotations
@@ -28,24 +31,16 @@ import html
 import re
 from dataclasses import dataclass
 
+from codefu_sandbox.languages import DEFAULT_LANGUAGE, for_fence_tag, get
+
 __all__ = [
-    "CPP_TAGS",
-    "PYTHON_TAGS",
-    "TAGS",
     "Answer",
     "FencedBlock",
     "extract_answer",
     "extract_code",
     "fenced_blocks",
+    "tag_language",
 ]
-
-CPP_TAGS = frozenset({"cpp", "c++", "cc", "cxx"})
-PYTHON_TAGS = frozenset({"python", "py", "python3"})
-# A fence's tag → the judge language it names.
-TAGS: dict[str, str] = {
-    **dict.fromkeys(CPP_TAGS, "cpp"),
-    **dict.fromkeys(PYTHON_TAGS, "python"),
-}
 
 _THINK_CLOSE = re.compile(r"</think\s*>", re.IGNORECASE)
 _THINK_OPEN = re.compile(r"<think\s*>", re.IGNORECASE)
@@ -53,16 +48,17 @@ _CODE_OPEN = re.compile(r"<code(?:\s[^>]*)?>", re.IGNORECASE)
 _CODE_CLOSE = re.compile(r"</code\s*>", re.IGNORECASE)
 # A fence line: up to 3 spaces of indent, 3+ backticks or tildes, then an info string.
 _FENCE = re.compile(r"^[ \t]{0,3}(?P<fence>`{3,}|~{3,})[ \t]*(?P<info>[^\n`]*)$")
-# What an untagged block needs to be taken as a program (rule 4), per language.
-_LOOKS_LIKE = {
-    "cpp": re.compile(r"\bmain\s*\("),
-    "python": re.compile(r"\b(?:input|print)\s*\(|\bsys\.std(?:in|out)\b|\bopen\s*\(\s*0\b"),
-}
+
+
+def tag_language(tag: str) -> str | None:
+    """The judge language a fence's tag names (any case), None when none does."""
+    found = for_fence_tag(tag)
+    return found.name if found is not None else None
 
 
 @dataclass(frozen=True)
 class Answer:
-    """The code a response answers with and its judge language ("cpp" or "python")."""
+    """The code a response answers with and its judge language (a registered name)."""
 
     code: str
     language: str
@@ -137,7 +133,8 @@ def _from_code_tag(answer: str, default: str) -> Answer | None:
     blocks = fenced_blocks(content)
     if blocks:
         code = _clean(blocks[-1].body)
-        return Answer(code, TAGS.get(blocks[-1].tag, default)) if code is not None else None
+        language = tag_language(blocks[-1].tag) or default
+        return Answer(code, language) if code is not None else None
     if "<" not in content and re.search(r"&(lt|gt|amp|quot|#\d+);", content):
         content = html.unescape(content)
     code = _clean(content)
@@ -150,7 +147,7 @@ def _last_tagged(
     """The last non-empty block tagged in a language the run accepts (or, with
     ``accepted=False``, in a known language it does not accept)."""
     for block in reversed(blocks):
-        language = TAGS.get(block.tag)
+        language = tag_language(block.tag)
         if language is not None and (language in languages) == accepted:
             code = _clean(block.body)
             if code is not None:
@@ -158,7 +155,9 @@ def _last_tagged(
     return None
 
 
-def extract_answer(text: str | None, languages: tuple[str, ...] = ("cpp",)) -> Answer | None:
+def extract_answer(
+    text: str | None, languages: tuple[str, ...] = (DEFAULT_LANGUAGE,)
+) -> Answer | None:
     """The code a response answers with and its language, or ``None`` (rules in the module
     docstring). The language is outside ``languages`` only when rule 5 found it."""
     if not text:
@@ -166,6 +165,7 @@ def extract_answer(text: str | None, languages: tuple[str, ...] = ("cpp",)) -> A
     if not languages:
         raise ValueError("languages is empty: name the languages the run accepts (e.g. cpp)")
     default = languages[0]
+    first = get(default)
     answer = _final_answer(text)
     if _CODE_OPEN.search(answer):
         found = _from_code_tag(answer, default)
@@ -175,9 +175,8 @@ def extract_answer(text: str | None, languages: tuple[str, ...] = ("cpp",)) -> A
     found = _last_tagged(blocks, True, languages)
     if found is not None:
         return found
-    looks_like = _LOOKS_LIKE.get(default)
     for block in reversed(blocks):
-        if block.tag == "" and looks_like is not None and looks_like.search(block.body):
+        if block.tag == "" and first.looks_like_program(block.body):
             code = _clean(block.body)
             if code is not None:
                 return Answer(code, default)
@@ -185,6 +184,7 @@ def extract_answer(text: str | None, languages: tuple[str, ...] = ("cpp",)) -> A
 
 
 def extract_code(text: str | None) -> str | None:
-    """The C++ code a response answers with, or ``None`` (a C++-only run's rules 1-4)."""
-    found = extract_answer(text, ("cpp",))
-    return found.code if found is not None and found.language == "cpp" else None
+    """The code in the default language (C++) a response answers with, or ``None`` (the
+    rules 1-4 of a run in that language alone)."""
+    found = extract_answer(text, (DEFAULT_LANGUAGE,))
+    return found.code if found is not None and found.language == DEFAULT_LANGUAGE else None

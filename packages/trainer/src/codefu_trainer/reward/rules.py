@@ -100,7 +100,7 @@ class RewardResult:
     """A reward and the extra keys veRL logs per sample (``RESULT_KEYS``, always all of them).
 
     ``has_code``: 1 when the response has code in a language the run accepts.
-    ``language``: the language of the response's code ("cpp", "python"; "" without code).
+    ``language``: the judge language of the response's code ("" without code).
     """
 
     score: float

@@ -23,7 +23,9 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from codefu_data.schema import judge_time_seconds
-from codefu_sandbox import CheckerConfig
+from codefu_sandbox import CheckerConfig, GraderConfig, check_time_factors
+from codefu_sandbox.graders import get_grader
+from codefu_sandbox.languages import DEFAULT_LANGUAGE
 from codefu_sandbox.rules import JudgingRules
 from codefu_sandbox.rules import checker_params as rules_checker_params
 from codefu_trainer.reward.config import RewardConfig, RewardMode, reward_config_from
@@ -45,7 +47,8 @@ class Problem:
     """What judging needs from a ground truth (docs/ARCHITECTURE.md, "Ground truth").
 
     `checker` is what judges it: the problem's own checker program when its ground truth
-    has one, else the reward's comparison (`reward.checker`) under its judging rules."""
+    has one, else the reward's comparison (`reward.checker`) under its judging rules.
+    `grader`: how its tests run and compare (its ground truth's `grader`; none: stdio)."""
 
     name: str
     tests: tuple[tuple[str, str], ...]
@@ -53,6 +56,7 @@ class Problem:
     memory_bytes: int
     checker: CheckerConfig
     rules: JudgingRules = field(default_factory=JudgingRules)
+    grader: GraderConfig = field(default_factory=GraderConfig)
 
 
 def _pairs(block: Any, where: str) -> list[tuple[str, str]]:
@@ -88,7 +92,8 @@ def problem_from_ground_truth(ground_truth: Any, config: RewardConfig) -> Proble
         if stored is None
         else CheckerConfig.from_dict(stored)
     )
-    return Problem(name, tuple(tests), seconds, memory, checker, rules)
+    grader = GraderConfig.from_dict(gt.get("grader"))  # absent or null: stdio
+    return Problem(name, tuple(tests), seconds, memory, checker, rules, grader)
 
 
 def _size(block: Any) -> tuple[int, int]:
@@ -108,6 +113,7 @@ def problem_key(gt: Mapping[str, Any]) -> tuple[Any, ...]:
         _size(gt.get("public_tests")),
         json.dumps(gt.get("judging_rules"), sort_keys=True, default=list),
         json.dumps(gt.get("checker"), sort_keys=True),
+        json.dumps(gt.get("grader"), sort_keys=True),
     )
 
 
@@ -128,11 +134,25 @@ def checker_params(config: RewardConfig, rules: JudgingRules | None = None) -> d
     return rules_checker_params(config.checker, rules, tolerance=config.float_tolerance)
 
 
-def deadline_seconds(problem: Problem, config: RewardConfig) -> float:
-    """Compile allowance + per test (limit × wall factor + overhead) + slack, capped."""
+def judged_time_seconds(problem: Problem, config: RewardConfig, language: str) -> float:
+    """The time limit the judge applies to an answer in `language`: the problem's times the
+    language's factor (`Judge.limits_for`, with the judge's defaults filled in)."""
+    return problem.time_seconds * check_time_factors(config.time_factors)[language]
+
+
+def deadline_seconds(
+    problem: Problem, config: RewardConfig, language: str = DEFAULT_LANGUAGE
+) -> float:
+    """Compile allowance + per test (limit × wall factor + overhead) + slack, capped. The
+    limit is the one the judge applies to `language` (`judged_time_seconds`: its time
+    factor; with the defaults, per test the judge's wall backstop), and the tests are as
+    many as the problem's grader may take the time of (`Grader.allowances`: the call
+    grader's module load has one test's)."""
     d = config.deadline
-    per_test = problem.time_seconds * d.wall_factor + d.per_test_overhead_seconds
-    return min(d.max_seconds, d.compile_seconds + len(problem.tests) * per_test + d.slack_seconds)
+    per_test = judged_time_seconds(problem, config, language) * d.wall_factor
+    per_test += d.per_test_overhead_seconds
+    tests = get_grader(problem.grader.name).allowances(len(problem.tests))
+    return min(d.max_seconds, d.compile_seconds + tests * per_test + d.slack_seconds)
 
 
 # Problems kept prepared (tests stored, digest computed) per service, least recently used
@@ -264,8 +284,9 @@ class RewardService:
                 time_seconds=problem.time_seconds,
                 memory_bytes=problem.memory_bytes,
                 checker=problem.checker,
+                grader=problem.grader,
                 stop_on_first_failure=cfg.mode is RewardMode.all_or_nothing,
-                deadline_seconds=deadline_seconds(problem, cfg),
+                deadline_seconds=deadline_seconds(problem, cfg, language),
                 stop_on_timeout=cfg.stop_on_timeout,
             )
             sizes[i] = len(problem.tests)

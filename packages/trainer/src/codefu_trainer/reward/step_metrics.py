@@ -21,7 +21,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from codefu_sandbox import Verdict
-from codefu_sandbox.executors import LANGUAGES
+from codefu_sandbox.languages import LANGUAGES
 from codefu_trainer.reward.rules import FAILURE_VERDICTS, REWARD_VERDICTS
 
 __all__ = [

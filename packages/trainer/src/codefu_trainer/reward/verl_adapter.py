@@ -12,25 +12,25 @@ Two ways in, both judging on the shared Ray judge pool (``judge_pool``):
    does not work in training: veRL resolves the manager before anything imports this
    module, so the name is unknown there.)
 
-The reward settings (``RewardConfig`` as a mapping) come from, in order: the keyword
-``reward_config`` (``custom_reward_function.reward_kwargs.reward_config``, or
-``reward.reward_kwargs.reward_config`` for the manager), the environment variable
-``CODEFU_REWARD_CONFIG`` (JSON), else the defaults.
+The reward settings (``RewardConfig`` as a mapping) come one way, veRL's own for keywords of
+the custom reward function: ``reward.custom_reward_function.reward_kwargs.reward_config``,
+which veRL binds to the function in every reward worker (``codefu-train`` sets it), and
+which the manager reads from the same place (``verl_metrics.reward_config_in``); without it,
+the defaults.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import threading
 from collections.abc import Mapping
 from typing import Any
 
 from codefu_trainer.reward.config import RewardConfig, reward_config_from
 from codefu_trainer.reward.service import RewardService
+from codefu_trainer.reward.verl_metrics import REWARD_CONFIG_KWARG, reward_config_in
 
 __all__ = [
-    "CONFIG_ENV",
     "CodeFuRewardManager",
     "compute_score",
     "compute_score_async",
@@ -38,19 +38,14 @@ __all__ = [
     "reward_config_of",
 ]
 
-CONFIG_ENV = "CODEFU_REWARD_CONFIG"
-
 _services: dict[str, RewardService] = {}
 _lock = threading.Lock()
 
 
 def reward_config_of(reward_config: Any) -> RewardConfig:
-    """The reward settings from a mapping, its JSON text, an OmegaConf node, or (None)
-    the environment variable ``CODEFU_REWARD_CONFIG``; else the defaults."""
-    if reward_config is None:
-        raw = os.environ.get(CONFIG_ENV)
-        reward_config = json.loads(raw) if raw else None
-    elif isinstance(reward_config, str):
+    """The reward settings from a mapping, its JSON text or an OmegaConf node; None: the
+    defaults."""
+    if isinstance(reward_config, str):
         reward_config = json.loads(reward_config)
     if reward_config is not None and not isinstance(reward_config, Mapping | RewardConfig):
         from omegaconf import OmegaConf
@@ -80,7 +75,7 @@ def compute_score(
 ) -> dict[str, Any]:
     """veRL custom reward (blocking): ``score`` plus verdict, tests, timings, failure flags."""
     del data_source, extra_info
-    service = get_service(kwargs.get("reward_config"))
+    service = get_service(kwargs.get(REWARD_CONFIG_KWARG))
     return service.score([solution_str], [ground_truth])[0]
 
 
@@ -93,7 +88,7 @@ async def compute_score_async(
 ) -> dict[str, Any]:
     """veRL custom reward for the reward loop: awaits the Ray judge pool."""
     del data_source, extra_info
-    service = get_service(kwargs.get("reward_config"))
+    service = get_service(kwargs.get(REWARD_CONFIG_KWARG))
     return (await service.score_async([solution_str], [ground_truth]))[0]
 
 
@@ -106,8 +101,7 @@ def _register_manager() -> type:
 
         def __init__(self, config: Any, tokenizer: Any, compute_score: Any = None, **kwargs: Any):
             super().__init__(config, tokenizer, compute_score)
-            reward_kwargs = config.reward.get("reward_kwargs") or {}
-            self._reward_config = reward_kwargs.get("reward_config")
+            self._reward_config = reward_config_in(config)
 
         async def run_single(self, data: Any) -> dict[str, Any]:
             item = data[-1]

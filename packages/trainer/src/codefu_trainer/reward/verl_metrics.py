@@ -25,6 +25,7 @@ from codefu_trainer.reward.step_metrics import WindowStats, failure_alert, step_
 
 __all__ = [
     "ALERT_TAG",
+    "REWARD_CONFIG_KWARG",
     "JudgeFailureStop",
     "batch_results",
     "record_judge_metrics",
@@ -34,6 +35,8 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 ALERT_TAG = "codefu.judge_failure_alert"
+# The keyword that carries the reward settings (a mapping) to the custom reward function.
+REWARD_CONFIG_KWARG = "reward_config"
 
 
 class JudgeFailureStop(RuntimeError):
@@ -54,13 +57,12 @@ def batch_results(extra_fields: Sequence[Any], tags: Sequence[Mapping[str, Any]]
 
 
 def reward_config_in(verl_config: Any) -> Any:
-    """The reward settings as the reward workers read them (``verl_adapter.reward_config_of``)."""
+    """The reward settings in veRL's config, where its reward workers get them: the keyword
+    ``reward_config`` that veRL binds to the custom reward function
+    (``reward.custom_reward_function.reward_kwargs``); None: the defaults."""
     reward = verl_config.get("reward", {}) if verl_config is not None else {}
-    for node in (reward.get("custom_reward_function") or {}, reward):
-        kwargs = node.get("reward_kwargs") or {}
-        if kwargs.get("reward_config") is not None:
-            return kwargs.get("reward_config")
-    return None
+    kwargs = (reward.get("custom_reward_function") or {}).get("reward_kwargs") or {}
+    return kwargs.get(REWARD_CONFIG_KWARG)
 
 
 def record_judge_metrics(

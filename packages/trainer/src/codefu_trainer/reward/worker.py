@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from codefu_sandbox import CheckerConfig
+from codefu_sandbox import CheckerConfig, GraderConfig
+from codefu_sandbox.languages import DEFAULT_LANGUAGE
 from codefu_trainer.reward.rules import JudgeSummary, summarize
 from codefu_trainer.reward.step_metrics import Flip
 
@@ -28,7 +29,8 @@ class JudgeJob:
     ``tests`` is a list of (input, output) pairs or a Ray ObjectRef to one; ``tests_key``
     a digest of them (empty: the job is never shared with an identical one). ``checker``
     judges the outputs (the problem's, ``service.Problem.checker``). ``language``: the
-    judge language of ``source`` ("cpp", "python").
+    judge language of ``source``. ``grader``: how the tests run and compare (the problem's,
+    ``service.Problem.grader``; default stdio).
     """
 
     source: str
@@ -40,7 +42,8 @@ class JudgeJob:
     deadline_seconds: float
     stop_on_timeout: bool = False
     tests_key: str = ""
-    language: str = "cpp"
+    language: str = DEFAULT_LANGUAGE
+    grader: GraderConfig = field(default_factory=GraderConfig)
 
     def identity(self) -> tuple[Any, ...] | None:
         """Equal for jobs that must get the same verdict; None without a ``tests_key``."""
@@ -53,6 +56,7 @@ class JudgeJob:
             self.time_seconds,
             self.memory_bytes,
             self.checker,
+            self.grader,
             self.stop_on_first_failure,
             self.stop_on_timeout,
         )
@@ -64,6 +68,7 @@ class JudgeJob:
             "time_seconds": self.time_seconds,
             "memory_bytes": self.memory_bytes,
             "checker": self.checker,
+            "grader": self.grader,
             "stop_on_first_failure": self.stop_on_first_failure,
             "stop_on_timeout": self.stop_on_timeout,
         }
@@ -161,7 +166,8 @@ class JudgeWorker:
         checker: CheckerConfig,
         stop_on_first_failure: bool,
         stop_on_timeout: bool = False,
-        language: str = "cpp",
+        language: str = DEFAULT_LANGUAGE,
+        grader: GraderConfig | None = None,
     ) -> JudgeSummary:
         """Compile once (the judge caches binaries) and run the tests here, one at a time.
 
@@ -179,5 +185,6 @@ class JudgeWorker:
             stop_on_first_failure=stop_on_first_failure,
             stop_on=(Verdict.TLE,) if stop_on_timeout else (),
             language=language,
+            grader=grader,
         )
         return summarize(report, node_id=self._node_id)

@@ -13,9 +13,15 @@ from omegaconf import DictConfig, OmegaConf
 
 from codefu_data.compose import compose_config
 from codefu_data.config import DataConfig, check_config
-from codefu_trainer.reward.config import RewardConfig, use_data_settings
-from codefu_trainer.run.config import register_configs
-from codefu_trainer.run.overrides import ConfigError, Override, check_group_choices, check_keys
+from codefu_trainer.reward.config import FROM_DATA, RewardConfig, use_data_settings
+from codefu_trainer.run.config import SAGEMAKER_CLUSTER_SCHEMA, register_configs
+from codefu_trainer.run.overrides import (
+    ConfigError,
+    Override,
+    check_group_choices,
+    check_keys,
+    schema_error,
+)
 
 GROUPS = ("cluster", "data", "reward", "model")
 
@@ -48,7 +54,7 @@ def compose_train(
     register_configs()
     check_group_choices(conf_dir, ours, GROUPS)
     group_choices = [o.text for o in ours if o.key in GROUPS]
-    base = compose_config(conf_dir, config_name, group_choices)
+    base = _compose(conf_dir, config_name, group_choices)
     extra: list[str] = []
     for group in ("model", "reward"):  # the cluster's default_model / default_reward
         default = base.cluster.get(f"default_{group}")
@@ -56,14 +62,56 @@ def compose_train(
             extra.append(f"{group}={default}")
             check_group_choices(conf_dir, [Override(extra[-1], "", group, default)], GROUPS)
     if extra:
-        base = compose_config(conf_dir, config_name, [*group_choices, *extra])
+        base = _compose(conf_dir, config_name, [*group_choices, *extra])
+    check_kind_settings(base, ours, conf_dir)
+    check_one_place(ours)
     check_keys(
         base,
         [o for o in ours if o.key not in GROUPS],
         where=f"conf/{config_name}.yaml",
         other_keys=other_keys,
     )
-    return compose_config(conf_dir, config_name, [*extra, *(o.text for o in ours)])
+    return _compose(conf_dir, config_name, [*extra, *(o.text for o in ours)])
+
+
+def _compose(conf_dir: Path, config_name: str, overrides: Sequence[str]) -> DictConfig:
+    """`compose_config`, a value of the wrong type told in a user's words (`schema_error`)."""
+    try:
+        return compose_config(conf_dir, config_name, overrides)
+    except ConfigError as exc:
+        raise ConfigError(schema_error(exc) or str(exc)) from exc
+
+
+def check_one_place(ours: Sequence[Override]) -> None:
+    """`reward.time_factors`/`reward.time_limit_scale` overrides → an error naming the data
+    setting that is their one place (`reward.config.FROM_DATA`)."""
+    for ov in ours:
+        first, _, rest = ov.key.partition(".")
+        setting = rest.split(".")[0]
+        if first == "reward" and setting in FROM_DATA:
+            raise ConfigError(
+                f"{ov.text}: the reward judges under data.{setting}, the one place for it "
+                f"(data validation judges under it too): set data.{setting} instead."
+            )
+
+
+def check_kind_settings(base: DictConfig, ours: Sequence[Override], conf_dir: Path) -> None:
+    """`cluster.sagemaker.*` on a cluster without SageMaker settings (only the sagemaker kind
+    has them) → an error naming the clusters that have them."""
+    for ov in ours:
+        if ov.key.split(".")[:2] == ["cluster", "sagemaker"] and "sagemaker" not in base.cluster:
+            having = sorted(
+                p.stem
+                for p in (conf_dir / "cluster").glob("*.yaml")
+                if SAGEMAKER_CLUSTER_SCHEMA in p.read_text()
+            )
+            raise ConfigError(
+                f"{ov.text}: cluster.sagemaker.* are the settings of a SageMaker job, which only "
+                f"a cluster of kind sagemaker has; cluster={base.cluster.name} is of kind "
+                f"{base.cluster.kind.value}. Choose one of: "
+                + ", ".join(f"cluster={name}" for name in having)
+                + "."
+            )
 
 
 def typed_config(node: DictConfig, schema: type[T], where: str, schema_name: str) -> T:
@@ -78,7 +126,7 @@ def typed_config(node: DictConfig, schema: type[T], where: str, schema_name: str
     try:
         obj = OmegaConf.to_object(node)
     except OmegaConfBaseException as exc:
-        raise ConfigError(str(exc)) from exc
+        raise ConfigError(schema_error(exc) or str(exc)) from exc
     if not isinstance(obj, schema):
         raise ConfigError(f"{where} must list `{schema_name}` first in its defaults.")
     try:

@@ -22,16 +22,30 @@ from codefu_launcher.spec import InstanceGroupSpec, JobSettings
 from codefu_trainer.reward.config import RewardConfig
 
 SAGEMAKER_CHECKPOINT_DIR = "/opt/ml/checkpoints"
+# The schema conf/cluster/sagemaker_*.yaml name first in their defaults.
+SAGEMAKER_CLUSTER_SCHEMA = "codefu_sagemaker_cluster_schema"
 
 
 class ClusterKind(enum.Enum):
-    """Where a run executes."""
+    """Where a run executes: the value of `cluster.kind`. What a kind checks, what it needs
+    installed and how its run starts is its module in `codefu_trainer.training.clusters`;
+    here is what evaluation, which stands beside training, reads of it too."""
 
     # veRL on this machine's GPUs (inside a SageMaker job: on the job's Ray cluster)
     local = "local"
     cpu = "cpu"  # the CPU rehearsal (TRL GRPOTrainer + tiny model)
     cpu_verl = "cpu_verl"  # veRL's own trainer on this machine's CPU (tiny model, hf rollout)
     sagemaker = "sagemaker"  # submit a SageMaker training job that runs `local` inside
+
+    @property
+    def runs_here(self) -> bool:
+        """Whether a run of this kind runs on this machine (not on a job's hosts)."""
+        return self is not ClusterKind.sagemaker
+
+    @property
+    def uses_gpus_here(self) -> bool:
+        """Whether a run of this kind uses this machine's GPUs where it has some."""
+        return self.runs_here and self is not ClusterKind.cpu
 
 
 class GroupRole(enum.Enum):
@@ -82,8 +96,15 @@ class ClusterConfig:
     # Likewise the `reward` group option (cpu: all_or_nothing).
     default_reward: str | None = None
     # GPU memory (GiB, as torch reports it) for the memory plan. None: from the SageMaker
-    # instance type (codefu_trainer.run.gpu.INSTANCE_GPUS), or nvidia-smi for `local`.
+    # instance type (codefu_launcher.instances.INSTANCE_TYPES), or nvidia-smi for `local`.
     gpu_memory_gib: float | None = None
+
+
+@dataclass
+class SageMakerClusterConfig(ClusterConfig):
+    """A cluster of kind sagemaker: a cluster with the SageMaker job's settings, which only
+    this kind has (conf/cluster/sagemaker_*.yaml start from `SAGEMAKER_CLUSTER_SCHEMA`)."""
+
     sagemaker: SageMakerConfig = field(default_factory=SageMakerConfig)
 
 
@@ -228,6 +249,7 @@ def register_configs() -> None:
     cs = ConfigStore.instance()
     cs.store(name="codefu_train_schema", node=TrainConfig)
     cs.store(group="cluster", name="codefu_cluster_schema", node=ClusterConfig)
+    cs.store(group="cluster", name=SAGEMAKER_CLUSTER_SCHEMA, node=SageMakerClusterConfig)
     cs.store(group="model", name="codefu_model_schema", node=ModelConfig)
 
 
@@ -264,6 +286,18 @@ def mlflow_tracking_uri(cfg: TrackingConfig, run_dir: Path) -> str:
     if cfg.tracking_uri:
         return cfg.tracking_uri
     return f"sqlite:///{(run_dir / 'mlflow.db').resolve()}"
+
+
+def names_a_folder(model_path: str) -> bool:
+    """Whether `model.path` names a folder (of this machine, or of the job's hosts) rather
+    than a Hugging Face model id (`org/name`) or an s3:// prefix."""
+    if model_path.startswith("s3://"):
+        return False
+    return (
+        model_path.startswith(("/", ".", "~"))
+        or model_path.count("/") > 1
+        or Path(model_path).expanduser().exists()
+    )
 
 
 def data_files(cfg: TrainConfig) -> tuple[Path, Path]:

@@ -43,21 +43,6 @@ NO_GPU_MESSAGE = (
 )
 
 
-# SageMaker instance types with NVIDIA GPUs: (GPU, GPUs per instance, GiB per GPU as torch
-# reports it, i.e. nvidia-smi's total less the driver's reserve).
-INSTANCE_GPUS: dict[str, tuple[str, int, float]] = {
-    "ml.p4d.24xlarge": ("A100-SXM4-40GB", 8, 39.39),
-    "ml.p4de.24xlarge": ("A100-SXM4-80GB", 8, 79.15),
-    "ml.p5.48xlarge": ("H100 80GB HBM3", 8, 79.11),
-    "ml.p5e.48xlarge": ("H200", 8, 139.8),
-    "ml.p5en.48xlarge": ("H200", 8, 139.8),
-    "ml.g5.12xlarge": ("A10G", 4, 21.99),
-    "ml.g5.48xlarge": ("A10G", 8, 21.99),
-    "ml.g6e.12xlarge": ("L40S", 4, 44.39),
-    "ml.g6e.48xlarge": ("L40S", 8, 44.39),
-}
-
-
 def local_gpu_memory() -> tuple[str, float] | None:
     """(name, GiB) of this machine's first visible GPU from nvidia-smi, or None."""
     listed = nvidia_smi("--query-gpu=name,memory.total", "--format=csv,noheader,nounits") or ""

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
+import enum
 import re
+import types
+import typing
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,6 +41,112 @@ class Override:
 def one_line(error: Exception) -> str:
     """An error's message on one line (Hydra's messages span several)."""
     return " ".join(line.strip() for line in str(error).splitlines() if line.strip())
+
+
+def schema_error(error: BaseException) -> str | None:
+    """A value that does not fit its key's type (or a key left without one), in a user's
+    words: the key, the type it takes and an example of a right value. None when `error`
+    (or what caused it) is no such OmegaConf error."""
+    from omegaconf.errors import MissingMandatoryValue, ValidationError
+
+    found: BaseException | None = error
+    while found is not None and not isinstance(found, ValidationError | MissingMandatoryValue):
+        found = found.__cause__ or found.__context__
+    if found is None or not getattr(found, "full_key", None):
+        return None
+    key, name = str(found.full_key), str(found.key)
+    kind, default = _field(found.parent_node, name)
+    takes = f"{key} takes {_describe(kind)}, e.g. {_example(key, kind, default)}"
+    if isinstance(found, MissingMandatoryValue):
+        return f"{key} has no value: {takes}."
+    return f"{key}={_shown(found.value)}: {takes}."
+
+
+def _field(parent: Any, name: str) -> tuple[Any, Any]:
+    """The declared type of key `name` under `parent` (a structured node or a typed
+    mapping/list) and its default (None when it has none)."""
+    from omegaconf import OmegaConf
+
+    if parent is None:
+        return Any, None
+    owner = OmegaConf.get_type(parent)
+    if owner is not None and dataclasses.is_dataclass(owner):
+        hints = typing.get_type_hints(owner)
+        for f in dataclasses.fields(owner):
+            if f.name == name:
+                default = f.default
+                if f.default_factory is not dataclasses.MISSING:
+                    default = f.default_factory()
+                return hints.get(name, Any), None if default is dataclasses.MISSING else default
+        return Any, None
+    args = typing.get_args(getattr(parent._metadata, "ref_type", None))
+    return (args[-1] if args else Any), None
+
+
+def _optional(kind: Any) -> tuple[Any, bool]:
+    """(the type without None, whether None is allowed)."""
+    if typing.get_origin(kind) in (typing.Union, types.UnionType):
+        args = [a for a in typing.get_args(kind) if a is not type(None)]
+        return (args[0] if len(args) == 1 else Any), type(None) in typing.get_args(kind)
+    return kind, False
+
+
+_PLURAL = {bool: "true/false values", int: "integers", float: "numbers", str: "strings"}
+
+
+def _describe(kind: Any) -> str:
+    inner, nullable = _optional(kind)
+    origin = typing.get_origin(inner)
+    if isinstance(inner, type) and issubclass(inner, enum.Enum):
+        text = "one of " + ", ".join(m.name for m in inner)
+    elif dataclasses.is_dataclass(inner):
+        text = "its settings as keys, not a value"
+    elif inner is bool:
+        text = "true or false"
+    elif inner is int:
+        text = "an integer"
+    elif inner is float:
+        text = "a number"
+    elif inner is str:
+        text = "a string"
+    elif origin in (list, tuple, dict):
+        args = typing.get_args(inner)
+        each = _PLURAL.get(args[-1], "values") if args else "values"
+        text = f"a list of {each}" if origin is not dict else f"a mapping of names to {each}"
+    else:
+        text = "a value"
+    return f"{text} or null" if nullable else text
+
+
+def _example(key: str, kind: Any, default: Any) -> str:
+    """`KEY=VALUE` with the key's default, or a value of its type."""
+    inner, _ = _optional(kind)
+    if dataclasses.is_dataclass(inner):
+        first = next(
+            (f for f in dataclasses.fields(inner) if f.default is not dataclasses.MISSING), None
+        )
+        if first is not None:
+            return _example(f"{key}.{first.name}", type(first.default), first.default)
+    if isinstance(default, enum.Enum):
+        return f"{key}={default.name}"
+    if default is not None and not dataclasses.is_dataclass(default):
+        try:
+            return f"{key}={hydra_value(default)}"
+        except TypeError:
+            pass
+    if isinstance(inner, type) and issubclass(inner, enum.Enum):
+        return f"{key}={next(iter(inner)).name}"
+    samples = {bool: "true", int: "1", float: "0.5", str: "text"}
+    origin = typing.get_origin(inner)
+    if origin in (list, tuple):
+        return f"{key}=[{samples.get(next(iter(typing.get_args(inner)), str), 'x')}]"
+    if origin is dict:
+        return f"{key}.NAME={samples.get(typing.get_args(inner)[-1], 'x')}"
+    return f"{key}={samples.get(inner, 'VALUE')}"
+
+
+def _shown(value: Any) -> str:
+    return value if isinstance(value, str) else repr(value)
 
 
 def parse_override(text: str) -> Override:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from codefu_sandbox.languages import DEFAULT_LANGUAGE
 from codefu_trainer.run.config import TrainConfig, data_files
 
 # Columns every consumer reads (veRL's dataset and reward hook, the rehearsal's prompts).
@@ -50,7 +51,9 @@ def check_manifest(out_dir: Path, language: str | None = None) -> None:
             f"format {MANIFEST_FORMAT}: {_reprepare(out_dir)}."
         )
     config = manifest.get("config")
-    prepared = config.get("language", "cpp") if isinstance(config, dict) else "cpp"
+    prepared = (
+        config.get("language", DEFAULT_LANGUAGE) if isinstance(config, dict) else DEFAULT_LANGUAGE
+    )
     if language is not None and prepared != language:
         raise BadInputError(
             f"{path}: its prompts ask for {prepared} (prepared with data.language={prepared}), "

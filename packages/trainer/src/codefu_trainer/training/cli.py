@@ -1,7 +1,8 @@
 """`codefu-train --config-dir CONF [OVERRIDES...]`: compose, validate, record, dispatch.
 
 Composition is `codefu_trainer.training.compose` (stage 1: `codefu_trainer.run.compose`).
-Then cluster.kind decides: local → veRL on this machine's GPUs (or a SageMaker job's Ray
+Then the kind of the cluster (`cluster.kind`, `training/clusters/registry.py`) checks its
+inputs and starts the run: local → veRL on this machine's GPUs (or a SageMaker job's Ray
 cluster); cpu → the CPU rehearsal; cpu_verl → veRL's own trainer on this machine's CPU;
 sagemaker → a SageMaker training job (dry run by default).
 
@@ -12,7 +13,6 @@ prerequisite (no GPU, no data, no credentials), 1 the run itself failed.
 from __future__ import annotations
 
 import argparse
-import shutil
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -22,70 +22,32 @@ from omegaconf import OmegaConf
 from codefu_data.reader import DataError
 from codefu_trainer.run import console
 from codefu_trainer.run.compose import PrerequisiteError, default_conf_dir
-from codefu_trainer.run.config import ClusterKind
+from codefu_trainer.run.config import TrainConfig
 from codefu_trainer.run.overrides import ConfigError, one_line, split_overrides
-from codefu_trainer.run.prepared_data import BadInputError, check_prepared_data, check_raw_source
-from codefu_trainer.run.progress import Heartbeat
-from codefu_trainer.run.stack import require_training_stack
-from codefu_trainer.training.compose import (
-    ComposedRun,
-    compose_run,
-    compose_stage1,
-    require_data,
-    to_train_config,
-    write_resolved,
-)
+from codefu_trainer.run.prepared_data import BadInputError, check_prepared_data
+from codefu_trainer.run.stack import require
+from codefu_trainer.training.clusters.base import Cluster, Launch
+from codefu_trainer.training.clusters.registry import cluster_of, train_config
 
 EXIT_CONFIG = 2
 EXIT_PREREQUISITE = 3
 
 
-def gate(run: ComposedRun, force: bool, plan_json: Path | None) -> None:
-    """The GPU preflight (memory plan, data, lengths, disk, model files): raises ConfigError
-    when the run cannot work, unless `force`."""
-    from codefu_trainer.training.planning.preflight import (
-        preflight,
-        print_report,
-        refusal_message,
-        write_plan_json,
-    )
+def check(cluster: Cluster, cfg: TrainConfig, launch: Launch) -> int:
+    """`--check`: compose both stages, run every check that starts nothing, print them."""
+    from codefu_trainer.training.planning.preflight import gate
+    from codefu_trainer.training.verl.recipes import check_recipe
 
-    result = preflight(run)
-    print_report(result)
-    if plan_json is not None:
-        write_plan_json(result, plan_json)
-    if result.refused:
-        if not force:
-            raise ConfigError(refusal_message(result))
-        print("codefu-train: --force: starting although preflight checks failed.", file=sys.stderr)
-
-
-def run_local(
-    conf_dir: Path, overrides: Sequence[str], force: bool = False, plan_json: Path | None = None
-) -> int:
-    from codefu_trainer.run.gpu import NO_GPU_MESSAGE, visible_gpu_count
-
-    gpus = visible_gpu_count()
-    if gpus == 0:
-        raise PrerequisiteError(NO_GPU_MESSAGE)
-    run = compose_run(conf_dir, overrides, gpus_detected=gpus)
-    require_data(run.cfg)
-    gate(run, force, plan_json)
-    write_resolved(run)
-    from codefu_trainer.training.verl import main as verl_main
-
+    run = cluster.compose(cfg, launch.conf_dir, launch.overrides, gpus_detected=8)
     assert run.verl is not None
-    return verl_main.run(run.verl, run.cfg, run.run_dir)
-
-
-def compose_checked(conf_dir: Path, overrides: Sequence[str], kind: ClusterKind) -> ComposedRun:
-    """What --check composes: cluster=cpu_verl through the CPU path's entry point (the only
-    importer of `verl/cpu/`), every other kind with `compose_run`."""
-    if kind is ClusterKind.cpu_verl:
-        from codefu_trainer.training.verl.cpu import run as cpu
-
-        return cpu.compose(conf_dir, overrides, gpus_detected=8)
-    return compose_run(conf_dir, overrides, gpus_detected=8)
+    check_recipe(run.verl)  # recipe=...: what veRL checks only once running
+    print(OmegaConf.to_yaml(OmegaConf.structured(run.cfg), resolve=True))
+    print("# --- veRL ---")
+    print(OmegaConf.to_yaml(run.verl, resolve=False))
+    if cluster.plans_gpu_memory:
+        gate(run, cluster, force=False, plan_json=launch.plan_json)
+    print("codefu-train: both configs composed and validated; nothing started.", file=sys.stderr)
+    return 0
 
 
 @console.command("codefu-train")  # quiet once a run has its directory (run/console.py)
@@ -142,69 +104,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         console.show_everything()
     conf_dir: Path = (args.config_dir or default_conf_dir()).expanduser().resolve()
     try:
-        require_training_stack("train")
         if args.smoke:
             from codefu_trainer.training.smoke import run as smoke
 
+            require(smoke.NEEDS, "smoke")
             return smoke.main(conf_dir, args.overrides)
         ours, _ = split_overrides(args.overrides)
-        train_cfg = to_train_config(compose_stage1(conf_dir, ours))
-        kind = train_cfg.cluster.kind
-        if kind is ClusterKind.cpu:  # the rehearsal's own inputs, before veRL is imported
-            from codefu_trainer.training.rehearsal.loop import check_rehearsal
-
-            check_rehearsal(train_cfg.rehearsal)
-            check_raw_source(train_cfg.data.source)
+        cfg = train_config(conf_dir, ours)
+        cluster = cluster_of(cfg)
+        require(cluster.needs(cfg), "train")  # what this run imports, nothing more
+        cluster.check_inputs(cfg)  # before veRL is imported
+        launch = Launch(conf_dir, args.overrides, args.force, args.plan_json, args.verbose)
         if args.check:
-            run = compose_checked(conf_dir, args.overrides, kind)
-            assert run.verl is not None
-            from codefu_trainer.training.verl.recipes import check_recipe
-
-            check_recipe(run.verl)  # recipe=...: what veRL checks only once running
-            print(OmegaConf.to_yaml(OmegaConf.structured(run.cfg), resolve=True))
-            print("# --- veRL ---")
-            print(OmegaConf.to_yaml(run.verl, resolve=False))
-            if run.cfg.cluster.kind in (ClusterKind.local, ClusterKind.sagemaker):
-                gate(run, force=False, plan_json=args.plan_json)
-            print(
-                "codefu-train: both configs composed and validated; nothing started.",
-                file=sys.stderr,
-            )
-            return 0
-        check_prepared_data(train_cfg)  # before a run directory exists
-        if kind is ClusterKind.local:
-            return run_local(conf_dir, args.overrides, args.force, args.plan_json)
-        if kind is ClusterKind.cpu_verl:  # its own entry point (docs/train.md "veRL on CPU")
-            from codefu_trainer.training.verl.cpu import run as cpu
-
-            return cpu.main(conf_dir, args.overrides)
-        if kind is ClusterKind.cpu:
-            with Heartbeat("codefu-train: composing the run (imports veRL and torch)"):
-                run = compose_run(conf_dir, args.overrides)
-            require_data(run.cfg)
-            from codefu_trainer.training.rehearsal import loop as rehearsal
-
-            assert run.verl is not None
-            made_here = not run.run_dir.exists()
-            try:
-                write_resolved(run)
-                final = rehearsal.run(run.cfg, run.verl, run.run_dir)
-            except (ConfigError, BadInputError, DataError):
-                if made_here:  # a run stopped by its input leaves nothing behind
-                    shutil.rmtree(run.run_dir, ignore_errors=True)
-                raise
-            if run.cfg.run.evaluate_final:
-                from codefu_trainer.evaluation.run import evaluate_trained_model
-
-                evaluate_trained_model(run.cfg, run.run_dir, final)
-            return 0
-        run = compose_run(conf_dir, args.overrides)
-        gate(run, args.force, args.plan_json)
-        if not run.cfg.cluster.sagemaker.dry_run:  # a dry run leaves nothing behind
-            write_resolved(run)
-        from codefu_trainer.training.sagemaker import job as sagemaker_job
-
-        return sagemaker_job.submit_run(run, force=args.force, verbose=args.verbose)
+            return check(cluster, cfg, launch)
+        check_prepared_data(cfg)  # before a run directory exists
+        return cluster.start(cfg, launch)
     except ConfigError as exc:
         print(
             f"codefu-train: configuration error: {one_line(exc)} Nothing was started.",

@@ -3,7 +3,8 @@
 1. Stage 1: conf/train.yaml (our groups cluster/data/reward/model + run/rehearsal), composed
    by `codefu_trainer.run.compose` (evaluation composes conf/eval.yaml the same way).
 2. Stage 2: conf/verl/grpo.yaml (veRL's ppo_trainer + CodeFu GRPO defaults) with overrides
-   derived from stage 1 and the user's overrides addressed to veRL.
+   derived from stage 1 and the user's overrides addressed to veRL, with what the cluster's
+   kind adds and checks (`KindSettings`; `clusters.registry.compose_run` does both stages).
 3. The resolved configs are written to <run dir>/config/.
 """
 
@@ -11,21 +12,13 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from omegaconf import DictConfig, OmegaConf
 
 from codefu_trainer.run.compose import PrerequisiteError, compose_train, typed_config
-from codefu_trainer.run.config import (
-    ClusterKind,
-    GroupRole,
-    ModelKind,
-    TrainConfig,
-    data_files,
-    judge_on_judge_hosts,
-)
+from codefu_trainer.run.config import ClusterKind, TrainConfig, data_files, judge_on_judge_hosts
 from codefu_trainer.run.overrides import (
     ConfigError,
     Override,
@@ -33,20 +26,20 @@ from codefu_trainer.run.overrides import (
     dotted_keys,
     split_overrides,
 )
+from codefu_trainer.training.composed_run import ComposedRun
 
 if TYPE_CHECKING:
     from codefu_trainer.training.verl.config import ClusterExtension
 
 
-@dataclass
-class ComposedRun:
-    """Everything a dispatch needs: both configs, where the run writes, the raw overrides."""
+class KindSettings(Protocol):
+    """What composing a run takes from its cluster kind (training/clusters/)."""
 
-    cfg: TrainConfig
-    verl: DictConfig | None
-    run_dir: Path
-    conf_dir: Path
-    overrides: list[str]
+    kind: ClusterKind
+    # The veRL settings only this kind adds (cpu_verl's), or None.
+    extension: ClusterExtension | None
+
+    def check_verl(self, verl: DictConfig) -> None: ...
 
 
 def compose_stage1(conf_dir: Path, ours: Sequence[Override]) -> DictConfig:
@@ -56,66 +49,24 @@ def compose_stage1(conf_dir: Path, ours: Sequence[Override]) -> DictConfig:
 
 
 def verl_keys(conf_dir: Path) -> list[str]:
-    """veRL's config keys as full dotted names, as a user types them (for suggestions)."""
+    """veRL's config keys as full dotted names, as a user types them (for suggestions; none
+    where veRL is not installed)."""
     from codefu_trainer.training.verl.config import compose_verl
 
-    return [as_typed(key) for key in dotted_keys(compose_verl(conf_dir, []))]
+    try:
+        return [as_typed(key) for key in dotted_keys(compose_verl(conf_dir, []))]
+    except PrerequisiteError:
+        return []
 
 
 def to_train_config(node: DictConfig) -> TrainConfig:
+    """Stage 1 typed and checked, except for what its cluster kind checks (`clusters.registry.
+    train_config` adds that)."""
     cfg = typed_config(node, TrainConfig, "conf/train.yaml", "codefu_train_schema")
-    check_train_config(cfg)
-    return cfg
-
-
-def check_train_config(cfg: TrainConfig) -> None:
-    """Checks across keys that types cannot express (the data group's: `typed_config`)."""
     c = cfg.cluster
     if c.nnodes < 1 or c.gpus_per_node < 0:
         raise ConfigError("cluster.nnodes must be >= 1 and cluster.gpus_per_node >= 0.")
-    if c.kind is ClusterKind.sagemaker:
-        sm = c.sagemaker
-        if bool(sm.instance_type) == bool(sm.instance_groups):
-            raise ConfigError(
-                f"cluster={c.name}: set either cluster.sagemaker.instance_type (one instance type) "
-                "or cluster.sagemaker.instance_groups (heterogeneous), not both or neither."
-            )
-        if c.gpus_per_node < 1:
-            raise ConfigError(f"cluster={c.name}: cluster.gpus_per_node must be >= 1 on SageMaker.")
-        if sm.instance_groups:
-            names = [g.name for g in sm.instance_groups]
-            train_hosts = sum(
-                g.instance_count for g in sm.instance_groups if g.role is GroupRole.train
-            )
-            if train_hosts != c.nnodes:
-                raise ConfigError(
-                    f"cluster={c.name}: cluster.nnodes={c.nnodes} but the instance groups with "
-                    f"role train have {train_hosts} hosts; make them equal."
-                )
-            if sm.head_instance_group not in names:
-                raise ConfigError(
-                    f"cluster.sagemaker.head_instance_group={sm.head_instance_group!r} is not "
-                    f"one of the instance groups {names}."
-                )
-        elif sm.instance_count != c.nnodes:
-            raise ConfigError(
-                f"cluster={c.name}: cluster.nnodes={c.nnodes} but sagemaker.instance_count="
-                f"{sm.instance_count}; every instance trains in a homogeneous cluster."
-            )
-    if cfg.run.evaluate_final and c.kind is not ClusterKind.cpu:
-        raise ConfigError(
-            "run.evaluate_final=true evaluates the CPU rehearsal's final model (cluster=cpu); "
-            "evaluate another run's model with `nox -s evaluate -- model.path=<run dir>/model`."
-        )
-    if (
-        c.kind is ClusterKind.cpu
-        and cfg.model.kind is not ModelKind.tiny
-        and not Path(cfg.model.path).is_dir()
-    ):
-        raise ConfigError(
-            f"cluster=cpu rehearses with a small model: use model=tiny, or model.path=<local HF "
-            f"model dir>; {cfg.model.path!r} is neither (nothing is downloaded at run time)."
-        )
+    return cfg
 
 
 def resolve_run_dir(cfg: TrainConfig) -> Path:
@@ -125,36 +76,34 @@ def resolve_run_dir(cfg: TrainConfig) -> Path:
     return (Path(cfg.run.root_dir).expanduser() / f"{cfg.run.name}-{stamp}").resolve()
 
 
-def compose_run(
+def compose_stages(
+    cfg: TrainConfig,
+    kind: KindSettings,
     conf_dir: Path,
     overrides: Sequence[str],
+    *,
     gpus_detected: int | None = None,
     with_verl: bool = True,
-    extension: ClusterExtension | None = None,
 ) -> ComposedRun:
-    """Both stages; `gpus_detected` stands for this machine's GPUs where the cluster says 0.
-    `extension`: the veRL settings of a cluster kind composed by its own entry point
-    (`verl.config.EXTENDED_KINDS`; cpu_verl: `verl.cpu.run.compose`)."""
-    from codefu_trainer.training.verl.config import (
-        build_verl_config,
-        check_attention,
-        validate_verl_config,
-    )
+    """Stage 2 on a checked stage 1 (`cfg`), with the settings of the cluster's `kind`:
+    `gpus_detected` stands for this machine's GPUs where the cluster says 0."""
+    from codefu_trainer.training.verl.config import build_verl_config
 
-    ours, theirs = split_overrides(overrides)
-    node = compose_stage1(conf_dir, ours)
-    cfg = to_train_config(node)
+    if cfg.cluster.kind is not kind.kind:
+        raise ConfigError(
+            f"the {kind.kind.value} settings cannot compose cluster={cfg.cluster.name} "
+            f"(kind {cfg.cluster.kind.value})."
+        )
+    _, theirs = split_overrides(overrides)
     judge_on_judge_hosts(cfg.cluster, cfg.reward)
     run_dir = resolve_run_dir(cfg)
     verl: DictConfig | None = None
     if with_verl:
         gpus = cfg.cluster.gpus_per_node or gpus_detected or 1
         verl = build_verl_config(
-            cfg, conf_dir, run_dir, theirs, gpus_per_node=gpus, extension=extension
+            cfg, conf_dir, run_dir, theirs, gpus_per_node=gpus, extension=kind.extension
         )
-        if cfg.cluster.kind is not ClusterKind.cpu:
-            validate_verl_config(verl)
-            check_attention(verl, loads_here=cfg.cluster.kind is ClusterKind.local)
+        kind.check_verl(verl)
     return ComposedRun(cfg, verl, run_dir, conf_dir, list(overrides))
 
 

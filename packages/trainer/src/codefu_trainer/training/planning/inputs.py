@@ -1,5 +1,6 @@
-"""What the memory plan is computed from: the cluster's GPU and veRL's composed settings
-(`plan_inputs`); the plan itself is `memory.py`'s arithmetic, the checks `preflight.py`'s."""
+"""What the memory plan is computed from: the cluster's GPU (each cluster kind's; a run on this
+machine: `this_machine_gpu`) and veRL's composed settings (`plan_inputs`); the plan itself is
+`memory.py`'s arithmetic, the checks `preflight.py`'s."""
 
 from __future__ import annotations
 
@@ -7,8 +8,8 @@ from typing import Any
 
 from omegaconf import DictConfig, OmegaConf
 
-from codefu_trainer.run.config import ClusterKind, GroupRole, TrainConfig
-from codefu_trainer.run.gpu import INSTANCE_GPUS, local_gpu_memory
+from codefu_trainer.run.config import TrainConfig
+from codefu_trainer.run.gpu import local_gpu_memory
 from codefu_trainer.training.planning.memory import PlanInputs
 from codefu_trainer.training.planning.model_shape import ModelShape
 
@@ -18,30 +19,16 @@ def select(verl: DictConfig, key: str, default: Any = None) -> Any:
     return OmegaConf.select(verl, key, default=default)
 
 
-def gpu_of(cfg: TrainConfig) -> tuple[str, float, int | None] | str:
-    """(GPU name, GiB, GPUs per instance or None) of the cluster, or why it is unknown."""
-    c = cfg.cluster
-    if c.kind is ClusterKind.sagemaker:
-        sm = c.sagemaker
-        types = (
-            [g.instance_type for g in sm.instance_groups if g.role is GroupRole.train]
-            if sm.instance_groups
-            else [sm.instance_type or ""]
-        )
-        known = [INSTANCE_GPUS[t] for t in types if t in INSTANCE_GPUS]
-        if c.gpu_memory_gib:
-            name = known[0][0] if known else "/".join(types)
-            return name, float(c.gpu_memory_gib), known[0][1] if known else None
-        if len(known) != len(types) or not known:
-            unknown = [t for t in types if t not in INSTANCE_GPUS]
-            return (
-                f"the GPU memory of instance type {', '.join(unknown)} is not known here: set "
-                f"cluster.gpu_memory_gib=<GiB per GPU> (known: {', '.join(INSTANCE_GPUS)})"
-            )
-        name, per_instance, memory = min(known, key=lambda k: k[2])
-        return name, memory, per_instance
-    if c.gpu_memory_gib:
-        return "configured", float(c.gpu_memory_gib), None
+# (GPU name, GiB per GPU as torch reports it, GPUs per instance or None): the GPU a run
+# plans for, as its cluster kind gives it (`training/clusters/`), or why it is unknown.
+Gpu = tuple[str, float, int | None]
+
+
+def this_machine_gpu(cfg: TrainConfig) -> Gpu | str:
+    """The GPU of a run on this machine: `cluster.gpu_memory_gib` when set, else nvidia-smi's
+    first visible GPU, or why it is unknown."""
+    if cfg.cluster.gpu_memory_gib:
+        return "configured", float(cfg.cluster.gpu_memory_gib), None
     found = local_gpu_memory()
     if found is None:
         return "no GPU found by nvidia-smi: set cluster.gpu_memory_gib=<GiB per GPU> to plan"

@@ -10,7 +10,8 @@ Arithmetic from shapes (bytes), in the order veRL 0.9.1's colocated FSDP workers
 
 The activation and log-prob terms count tensors of the shapes the code keeps and were checked
 against one-GPU measurements of the 7B shape (docs/measurements/actor_memory_h200.json,
-`benchmarks/gpu_actor_memory.py`): every measured case is within 10%. What the plan cannot
+`benchmarks/gpu_actor_memory.py`): every measured case is within 10%; the no-grad pass also
+against what it allocates on the CPU (tests/training/test_memory_plan.py). What the plan cannot
 see (allocator fragmentation, NCCL buffers, the CUDA context, vLLM's CUDA graphs and what a
 sleeping vLLM keeps) is the margin: a phase fits when it stays under
 (1 - MARGIN) x the GPU's memory.
@@ -34,8 +35,12 @@ FP32 = 4
 # (two RMSNorms in fp32, q/k/v, rotary outputs, attention output, residuals, their grads).
 LAYER_INTERMEDIATE_TENSORS = 6
 LAYER_HIDDEN_TENSORS = 12
-# transformers' sdpa mask of a packed row: a (T, T) bool mask and its bf16 additive copy.
-PACKED_SDPA_MASK_BYTES = 1 + BF16
+# transformers' sdpa mask of a packed row (veRL's use_remove_padding: one row, position ids
+# restarting per sequence): a (T, T) bool mask, built once per forward and kept through every
+# layer, and the bf16 additive copy torch's scaled_dot_product_attention makes of it in each
+# attention call (convert_boolean_attn_mask).
+SDPA_BOOL_MASK_BYTES = 1
+PACKED_SDPA_MASK_BYTES = SDPA_BOOL_MASK_BYTES + BF16
 # (T, vocab) bytes per element alive at the log-prob path's peak: bf16 logits with the
 # gradient written in place (no entropy); logits + softmax + product + three gradients (entropy
 # with grad: veRL's entropy_from_logits beside a cross-entropy without in-place gradient).
@@ -48,8 +53,16 @@ LOGITS_BYTES_FORWARD_ENTROPY = 3 * BF16
 # three fp32 (chunk, vocab) tensors instead of any (T, vocab) one.
 FUSED_CHUNK_TOKENS = 512
 FUSED_CHUNK_TENSORS = 3
-# A no-grad forward's transient MLP tensors (gate, up, activation) of intermediate size.
+# A no-grad forward (transformers' Qwen2/Llama decoder) peaks inside a layer, in its MLP or in
+# its attention call. In the MLP: three intermediate-size tensors (the activated gate, up,
+# their product) and four of hidden size (the embeddings' output, which the model's forward
+# keeps, the layer's input, the residual after attention, the MLP's normed input). In the
+# attention call: seven of hidden size (the embeddings' output, the layer's input, the normed
+# input, q after rotary, k and v repeated to every query head, which transformers does
+# whenever a mask is passed, the output). Both beside the packed row's mask.
 FORWARD_INTERMEDIATE_TENSORS = 3
+FORWARD_MLP_HIDDEN_TENSORS = 4
+FORWARD_ATTENTION_HIDDEN_TENSORS = 7
 # vLLM: activation profile of a max_num_batched_tokens forward, per token (intermediate-size
 # MLP tensors per tensor-parallel rank), and fp32 logits of one token per running sequence.
 VLLM_INTERMEDIATE_TENSORS = 3
@@ -197,16 +210,27 @@ def logits_path(shape: ModelShape, tokens: int, fused: bool, entropy: bool) -> f
     return per_element * tokens * shape.vocab_size
 
 
-def forward_log_probs(shape: ModelShape, tokens: int, fused: bool, entropy: bool) -> float:
-    """Peak bytes of a no-grad log-prob pass over `tokens` tokens (the decoder's transient
-    MLP tensors, or the logits path, whichever is larger, and the final hidden states)."""
+def forward_log_probs(
+    shape: ModelShape, tokens: int, *, fused: bool, entropy: bool, packed_sdpa: bool
+) -> float:
+    """Peak bytes of a no-grad log-prob pass over `tokens` tokens: the largest of the decoder's
+    peak in a layer's MLP, its peak in a layer's attention call (both beside the packed row's
+    sdpa mask, `packed_sdpa`) and the head's (the final hidden states and the (T, vocab)
+    tensors, or the fused kernels' chunks)."""
+    hidden = BF16 * tokens * shape.hidden_size
+    mask = tokens * tokens if packed_sdpa else 0
+    mlp = (
+        SDPA_BOOL_MASK_BYTES * mask
+        + FORWARD_INTERMEDIATE_TENSORS * BF16 * tokens * shape.intermediate_size
+        + FORWARD_MLP_HIDDEN_TENSORS * hidden
+    )
+    attention = PACKED_SDPA_MASK_BYTES * mask + FORWARD_ATTENTION_HIDDEN_TENSORS * hidden
     if fused:
         head = FUSED_CHUNK_TENSORS * FP32 * FUSED_CHUNK_TOKENS * shape.vocab_size
     else:
         per_element = LOGITS_BYTES_FORWARD_ENTROPY if entropy else LOGITS_BYTES_FORWARD
         head = per_element * tokens * shape.vocab_size
-    mlp = FORWARD_INTERMEDIATE_TENSORS * BF16 * tokens * shape.intermediate_size
-    return max(head, mlp) + tokens * shape.hidden_size * BF16
+    return max(mlp, attention, head + hidden)
 
 
 def update_above_weights(
@@ -214,9 +238,17 @@ def update_above_weights(
 ) -> float:
     """GiB an actor update adds above bf16 weights and grads on one unsharded GPU: what
     benchmarks/gpu_actor_memory.py measures. `path`: off, logits, fused_torch, fused_triton,
-    ref, old (its cases)."""
-    if path in ("ref", "old"):
-        return gib(forward_log_probs(shape, tokens, fused=False, entropy=path == "old"))
+    ref, old, old_fused (its cases; the last three are no-grad passes)."""
+    if path in ("ref", "old", "old_fused"):
+        return gib(
+            forward_log_probs(
+                shape,
+                tokens,
+                fused=path == "old_fused",
+                entropy=path != "ref",
+                packed_sdpa=packed_sdpa,
+            )
+        )
     fused = path.startswith("fused")
     return gib(
         checkpointed_activations(shape, tokens, packed_sdpa)
@@ -275,6 +307,15 @@ def kv_cache(i: PlanInputs, shape: ModelShape) -> dict[str, float]:
     }
 
 
+def _log_prob_pass(i: PlanInputs, shape: ModelShape, tokens: int, *, entropy: bool) -> float:
+    """GiB of a no-grad log-prob pass (old log-probs, reference) with the run's settings."""
+    return gib(
+        forward_log_probs(
+            shape, tokens, fused=i.use_fused_kernels, entropy=entropy, packed_sdpa=i.sdpa_packed
+        )
+    )
+
+
 def _phases(i: PlanInputs, shape: ModelShape) -> tuple[Phase, ...]:
     usable = i.usable_gib
     resident = _resident(i, shape)
@@ -290,9 +331,7 @@ def _phases(i: PlanInputs, shape: ModelShape) -> tuple[Phase, ...]:
         {
             **resident,
             "gathered units (bf16)": gathered,
-            "log-prob pass": gib(
-                forward_log_probs(shape, i.old_log_prob_tokens, i.use_fused_kernels, entropy=True)
-            ),
+            "log-prob pass": _log_prob_pass(i, shape, i.old_log_prob_tokens, entropy=True),
         },
         usable,
     )
@@ -302,9 +341,7 @@ def _phases(i: PlanInputs, shape: ModelShape) -> tuple[Phase, ...]:
         if not i.ref_param_offload:
             ref_parts["reference params (bf16, sharded)"] = gib(_sharded(i, shape, BF16))
         ref_parts["gathered units (bf16)"] = gathered
-        ref_parts["log-prob pass"] = gib(
-            forward_log_probs(shape, i.ref_tokens, i.use_fused_kernels, entropy=False)
-        )
+        ref_parts["log-prob pass"] = _log_prob_pass(i, shape, i.ref_tokens, entropy=False)
         phases.append(Phase("reference log-probs", ref_parts, usable))
     activations = (
         checkpointed_activations(shape, i.actor_tokens, i.sdpa_packed)

@@ -1,9 +1,11 @@
 """Checks a GPU run must pass before anything is started or submitted.
 
-`preflight(run)` reads the composed configs, the prepared data's row counts (parquet footers)
-and the model's shape, then makes the GPU memory plan (planning/memory.py) and checks the data,
-lengths and disk against the configuration. A run that cannot work is refused with each
-failing check's value, limit and fix; `codefu-train --force` starts it anyway.
+`preflight(run, target)` reads the composed configs, the prepared data's row counts (parquet
+footers) and the model's shape, then makes the GPU memory plan (planning/memory.py) and checks
+the data, lengths and disk against the configuration; where the run goes (its GPU and its
+disk) is the `Target`, its cluster kind (`training/clusters/`). A run that cannot work is
+refused with each failing check's value, limit and fix (`gate`); `codefu-train --force`
+starts it anyway.
 """
 
 from __future__ import annotations
@@ -14,13 +16,14 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from omegaconf import DictConfig
 
-from codefu_trainer.run.config import ClusterKind, TrainConfig, data_files
-from codefu_trainer.training.compose import ComposedRun
-from codefu_trainer.training.planning.inputs import gpu_of, plan_inputs
+from codefu_trainer.run.config import TrainConfig, data_files
+from codefu_trainer.run.overrides import ConfigError
+from codefu_trainer.training.composed_run import ComposedRun
+from codefu_trainer.training.planning.inputs import Gpu, plan_inputs
 from codefu_trainer.training.planning.inputs import select as _select
 from codefu_trainer.training.planning.memory import (
     PLANNED_STRATEGY,
@@ -253,7 +256,50 @@ def checkpoint_bytes(verl: DictConfig, shape: ModelShape) -> int:
     return shape.params * per_param
 
 
-def disk_check(cfg: TrainConfig, verl: DictConfig, shape: ModelShape) -> Check | None:
+@dataclass(frozen=True)
+class DiskRoom:
+    """The disk each node keeps checkpoints on: the bytes it has for them, how many copies of
+    the model's bf16 weights it also holds, where that was read, and the fix for a need."""
+
+    have_bytes: float
+    model_copies: int
+    where: str
+    fix: Callable[[float], str]
+
+
+class Target(Protocol):
+    """Where a GPU run goes, as the preflight reads it: its cluster kind (training/clusters/)."""
+
+    # True where the run's GPUs may be on another machine than this check (`--check
+    # cluster=local` off the GPU box): an unknown GPU is then no refusal, and this
+    # machine's disk is not the run's.
+    gpu_may_be_elsewhere: bool
+
+    def gpu(self, cfg: TrainConfig) -> Gpu | str: ...
+
+    def disk(self, cfg: TrainConfig, verl: DictConfig) -> DiskRoom: ...
+
+
+def this_machine_disk(verl: DictConfig) -> DiskRoom:
+    """This machine's disk under the checkpoint directory: the base model is already here;
+    checkpoints already written (a resumed run) count as room, since pruning replaces them."""
+    checkpoints = Path(str(verl.trainer.default_local_dir))
+    directory = checkpoints
+    while not directory.exists() and directory != directory.parent:
+        directory = directory.parent
+    written = sum(f.stat().st_size for f in checkpoints.rglob("*") if f.is_file())
+    have = shutil.disk_usage(directory).free + written
+    return DiskRoom(
+        have,
+        1,
+        f"{have / 1e9:.0f} GB free or held by checkpoints under {directory}",
+        lambda _need: "free disk space, or point run.dir at a larger disk",
+    )
+
+
+def disk_check(
+    cfg: TrainConfig, verl: DictConfig, shape: ModelShape, target: Target
+) -> Check | None:
     """Checkpoints kept (+1 being written before pruning) and the models, per node's disk."""
     keep = _select(verl, "trainer.max_actor_ckpt_to_keep")
     save_freq = int(_select(verl, "trainer.save_freq", -1) or -1)
@@ -262,39 +308,23 @@ def disk_check(cfg: TrainConfig, verl: DictConfig, shape: ModelShape) -> Check |
     steps = (int(keep) if keep else 1_000_000) + 1
     nodes = int(verl.trainer.nnodes)
     per_step = checkpoint_bytes(verl, shape) / nodes
-    if cfg.cluster.kind is ClusterKind.sagemaker:
-        models = 2 * shape.params * 2  # the base model's channel and the exported model, bf16
-        need = per_step * steps + models
-        have = cfg.cluster.sagemaker.volume_size_gb * 1e9
-        where = f"cluster.sagemaker.volume_size_gb={cfg.cluster.sagemaker.volume_size_gb}"
-        fix = f"cluster.sagemaker.volume_size_gb={int(need / 1e9 * 1.1) + 1}"
-    else:
-        # This machine: the base model is already here; checkpoints already written (a
-        # resumed run) count as room, since pruning replaces them.
-        models = shape.params * 2
-        need = per_step * steps + models
-        checkpoints = Path(str(verl.trainer.default_local_dir))
-        directory = checkpoints
-        while not directory.exists() and directory != directory.parent:
-            directory = directory.parent
-        written = sum(f.stat().st_size for f in checkpoints.rglob("*") if f.is_file())
-        have = shutil.disk_usage(directory).free + written
-        where = f"{have / 1e9:.0f} GB free or held by checkpoints under {directory}"
-        fix = "free disk space, or point run.dir at a larger disk"
+    room = target.disk(cfg, verl)
+    models = room.model_copies * shape.params * 2
+    need = per_step * steps + models
     if not keep:
         return Check(
             "disk: checkpoints",
             False,
             f"trainer.max_actor_ckpt_to_keep is unset: every checkpoint ({per_step / 1e9:.0f} GB "
-            f"per node) is kept; {where}",
+            f"per node) is kept; {room.where}",
             "trainer.max_actor_ckpt_to_keep=3",
         )
     return Check(
         "disk: checkpoints",
-        need <= have,
+        need <= room.have_bytes,
         f"{steps} checkpoint steps x {per_step / 1e9:.0f} GB per node + models "
-        f"{models / 1e9:.0f} GB = {need / 1e9:.0f} GB; {where}",
-        fix,
+        f"{models / 1e9:.0f} GB = {need / 1e9:.0f} GB; {room.where}",
+        room.fix(need),
     )
 
 
@@ -326,8 +356,8 @@ def model_files_check(model_path: str) -> Check | None:
     )
 
 
-def preflight(run: ComposedRun) -> Preflight:
-    """The plan and every check for a GPU run (cluster kind local or sagemaker)."""
+def preflight(run: ComposedRun, target: Target) -> Preflight:
+    """The plan and every check for a GPU run going to `target` (its cluster kind)."""
     cfg, verl = run.cfg, run.verl
     assert verl is not None
     checks: list[Check] = [strategy_check(verl)]
@@ -337,12 +367,12 @@ def preflight(run: ComposedRun) -> Preflight:
     except ShapeError as exc:
         shape = None
         checks.append(Check("model: shape", False, str(exc), "see above"))
-    gpu = gpu_of(cfg)
+    gpu = target.gpu(cfg)
     plan = None
+    elsewhere = isinstance(gpu, str) and target.gpu_may_be_elsewhere
     if isinstance(gpu, str):
-        # A SageMaker job's GPUs must be known; `--check cluster=local` may run off the GPU box.
-        local_note = cfg.cluster.kind is ClusterKind.local and not cfg.cluster.gpu_memory_gib
-        checks.append(Check("gpu: memory", local_note, f"not planned: {gpu}", "see above"))
+        # A job's GPUs must be known; `--check cluster=local` may run off the GPU box.
+        checks.append(Check("gpu: memory", elsewhere, f"not planned: {gpu}", "see above"))
     else:
         name, gib_per_gpu, per_instance = gpu
         if per_instance is not None and int(verl.trainer.n_gpus_per_node) > per_instance:
@@ -360,9 +390,8 @@ def preflight(run: ComposedRun) -> Preflight:
             checks += memory_checks(plan)
     checks += data_checks(cfg, verl)
     checks += length_checks(verl, shape)
-    runs_elsewhere = cfg.cluster.kind is ClusterKind.local and isinstance(gpu, str)
-    if shape is not None and not runs_elsewhere:  # no GPU here: not this machine's disk
-        disk = disk_check(cfg, verl, shape)
+    if shape is not None and not elsewhere:  # no GPU here: not this machine's disk
+        disk = disk_check(cfg, verl, shape, target)
         if disk is not None:
             checks.append(disk)
     files = model_files_check(cfg.model.path)
@@ -402,3 +431,16 @@ def write_plan_json(result: Preflight, path: Path) -> None:
 
 def print_report(result: Preflight) -> None:
     report(result, lambda line: print(line, file=sys.stderr))
+
+
+def gate(run: ComposedRun, target: Target, force: bool, plan_json: Path | None) -> None:
+    """The preflight of a GPU run, printed (and written to `plan_json`): raises ConfigError
+    when the run cannot work, unless `force`."""
+    result = preflight(run, target)
+    print_report(result)
+    if plan_json is not None:
+        write_plan_json(result, plan_json)
+    if result.refused:
+        if not force:
+            raise ConfigError(refusal_message(result))
+        print("codefu-train: --force: starting although preflight checks failed.", file=sys.stderr)

@@ -3,7 +3,8 @@
 For each training problem the warm start teaches three responses in the prompts' language
 (`data.language`): the problem's accepted program, a rejected one (CodeContests `solutions` /
 `incorrect_solutions`, read through `codefu_data.solutions`), and the accepted program with
-its last closing brace (C++) or parenthesis (Python) removed, which fails to compile. The
+the last of its language's `closing_token` removed (C++: its last closing brace; Python:
+its last parenthesis), which fails to compile. The
 rejected and broken ones are taught twice as often as the accepted one (`WARM_START_COPIES`),
 so the warm-started model samples all three, the accepted one the least, and GRPO has a real
 choice with room to rise; the judge's reward must move it toward the accepted ones.
@@ -28,6 +29,7 @@ from typing import Any
 
 from codefu_data.compose import ConfigError
 from codefu_sandbox import default_cache_dir
+from codefu_sandbox.languages import DEFAULT_LANGUAGE, get
 from codefu_trainer.run.config import RehearsalConfig, TinyModelConfig
 
 # Bump when the warm start's code changes what a cached model would be.
@@ -44,15 +46,11 @@ def as_response(program: str) -> str:
     return f"<code>\n{program.strip()}\n</code>"
 
 
-# What `broken` removes, per language: the last of it makes the program a compile error (C++)
-# or a SyntaxError at byte-compilation (Python), both CE.
-CLOSER = {"cpp": "}", "python": ")"}
-
-
-def broken(program: str, language: str = "cpp") -> str:
-    """The program without its last closing brace (C++) or parenthesis (Python): a CE."""
+def broken(program: str, language: str = DEFAULT_LANGUAGE) -> str:
+    """The program without the last of its language's `closing_token` (C++: "}", a compile
+    error; Python: ")", a SyntaxError at byte-compilation): a CE."""
     body = program.strip()
-    closer = CLOSER[language]
+    closer = get(language).closing_token
     cut = body.rfind(closer)
     if cut < 0:
         raise ValueError(f"a {language} program without {closer!r} cannot be broken this way")
@@ -65,7 +63,7 @@ def select_problems(
     r: RehearsalConfig,
     *,
     require_all: bool = True,
-    language: str = "cpp",
+    language: str = DEFAULT_LANGUAGE,
 ) -> tuple[list[Mapping[str, Any]], list[tuple[Any, str]]]:
     """The first `r.problems` prompt rows that have an accepted and a rejected program in
     `language` of at most `r.max_program_bytes`, and the warm-start examples (prompt,
@@ -84,7 +82,7 @@ def select_problems(
             [p for p in programs if len(p.strip().encode()) <= r.max_program_bytes]
             for programs in (found.accepted, found.rejected)
         ]
-        breakable = [p for p in fits[0] if CLOSER[language] in p]  # `broken` needs one
+        breakable = [p for p in fits[0] if get(language).closing_token in p]  # `broken` needs it
         if not (breakable and fits[1]):
             continue
         accepted, rejected = breakable[0], fits[1][0]

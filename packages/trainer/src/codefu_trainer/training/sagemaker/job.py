@@ -29,8 +29,15 @@ from typing import Any
 
 from codefu_launcher.plan import JUDGE_RESOURCE
 from codefu_trainer.run.compose import PrerequisiteError
-from codefu_trainer.run.config import GroupRole, ModelKind, TrainConfig
-from codefu_trainer.training.compose import ComposedRun
+from codefu_trainer.run.config import (
+    GroupRole,
+    ModelKind,
+    SageMakerClusterConfig,
+    SageMakerConfig,
+    TrainConfig,
+    names_a_folder,
+)
+from codefu_trainer.training.composed_run import ComposedRun
 
 JOB_CONFIG_DIR = "."  # the job's source code is the conf/ directory; commands run inside it
 JOB_INPUT_DIR = "/opt/ml/input/data"  # channel <name> is /opt/ml/input/data/<name>
@@ -40,6 +47,13 @@ JOB_OUTPUT_DIR = "/opt/ml/output/data"  # uploaded with the job's output
 # Channels the SageMaker SDK adds itself: a data tier may not take their names.
 SDK_CHANNELS = ("code", "sm_drivers")
 IMAGE_PLACEHOLDER = "<unset: cluster.sagemaker.image_uri or $CODEFU_IMAGE_URI>"
+
+
+def job_settings(cfg: TrainConfig) -> SageMakerConfig:
+    """`cluster.sagemaker`: the job settings, which only a cluster of kind sagemaker has (its
+    kind's checks refuse one without them before anything here runs)."""
+    assert isinstance(cfg.cluster, SageMakerClusterConfig), cfg.cluster.name
+    return cfg.cluster.sagemaker
 
 
 def model_source(cfg: TrainConfig) -> str | None:
@@ -55,7 +69,7 @@ def model_source(cfg: TrainConfig) -> str | None:
     local = Path(path).expanduser()
     if local.is_dir():
         return str(local.resolve())
-    if path.startswith(("/", ".", "~")) or path.count("/") > 1:
+    if names_a_folder(path):
         raise PrerequisiteError(
             f"model.path={path} is not a directory on this machine, so it cannot be staged "
             "for the job. Give a local directory with the model's files (staged in S3 once), "
@@ -99,7 +113,7 @@ def build_job_spec(
     head skips the refusal of its preflight, as the submission did)."""
     from codefu_launcher.spec import InstanceGroupSpec, JobSpec, fields_of
 
-    sm = cfg.cluster.sagemaker
+    sm = job_settings(cfg)
     tier, data_source = data_channel(cfg)
     channels = {tier: data_source}
     model = model_source(cfg)
@@ -158,9 +172,7 @@ def submit_run(run: ComposedRun, force: bool = False, verbose: bool = False) -> 
     from codefu_launcher.submit import SubmitError, submit
 
     cfg = run.cfg
-    judge_groups = [
-        g.name for g in cfg.cluster.sagemaker.instance_groups if g.role is GroupRole.judge
-    ]
+    judge_groups = [g.name for g in job_settings(cfg).instance_groups if g.role is GroupRole.judge]
     spec = build_job_spec(cfg, run.conf_dir, run.overrides, force)
     try:
         with sdk_logs(shown=verbose or not spec.dry_run):
@@ -189,7 +201,7 @@ def submit_run(run: ComposedRun, force: bool = False, verbose: bool = False) -> 
             f"{result.resolved['checkpoint_s3_uri']}; pick another run.name for a fresh run",
             *model_notes(cfg, spec.input_channels.get(MODEL_CHANNEL)),
         ]
-        if not cfg.cluster.sagemaker.image_uri:
+        if not job_settings(cfg).image_uri:
             notes.append(
                 "set cluster.sagemaker.image_uri (or CODEFU_IMAGE_URI) to the training image"
             )

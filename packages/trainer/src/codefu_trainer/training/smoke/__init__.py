@@ -1,3 +1,3 @@
-"""`codefu-train --smoke` (docs/smoke.md): its entry point `run.py`, the stages (`stages.py`),
-the table (`table.py`) and the probe that measures each phase inside veRL's trainer process
-(`probe.py`)."""
+"""`codefu-train --smoke` (docs/smoke.md): its entry point `run.py`, the stages (`stages.py`)
+and the table (`table.py`); each phase is measured inside veRL's trainer process by
+`training/phase_probe.py`."""

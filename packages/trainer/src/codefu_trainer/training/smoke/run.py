@@ -12,9 +12,9 @@ after the last response of a step. On a GPU the exit code also holds the plan to
 measured (`PLAN_BELOW`, `PLAN_ABOVE`); on a CPU the memory is not device memory and is not
 compared.
 
-The measurements come from veRL's trainer process: `probe.PhaseProbe` (enabled there by
-`probe.PHASE_LOG_ENV`, in training/verl/trainer.py) samples the memory while each phase runs
-and writes one JSON line per phase and step.
+The measurements come from veRL's trainer process: `training.phase_probe.PhaseProbe`
+(enabled there by `phase_probe.PHASE_LOG_ENV`, in training/verl/trainer.py) samples the
+memory while each phase runs and writes one JSON line per phase and step.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from codefu_trainer.run import console
+from codefu_trainer.run.stack import VERL
 from codefu_trainer.training.smoke.stages import prepare, run_stages
 from codefu_trainer.training.smoke.table import (
     PHASES,
@@ -32,6 +33,9 @@ from codefu_trainer.training.smoke.table import (
     smoke_plan,
     table_rows,
 )
+
+# What the smoke imports: veRL's trainer and Ray (tracking is off: no MLflow).
+NEEDS = VERL
 
 
 def main(conf_dir: Path, user: Sequence[str]) -> int:

@@ -24,7 +24,7 @@ from typing import Any
 
 from codefu_trainer.run import console
 from codefu_trainer.run.config import TinyModelConfig
-from codefu_trainer.training.smoke.probe import GPU_INDEX_ENV, PHASE_LOG_ENV, ROOT_PID_ENV
+from codefu_trainer.training.phase_probe import GPU_INDEX_ENV, PHASE_LOG_ENV, ROOT_PID_ENV
 
 STEPS = 3
 CHECKPOINT_STEP = 2

@@ -1,8 +1,8 @@
 """The smoke's table: per phase of a step (rollout, old log-probs, reference log-probs, actor
-update) the peak memory measured in veRL's trainer process (`probe.py`), the preflight plan's
-figure for the same shape and settings, and the time; how long judging went on after a step's
-last response; and, on a GPU, whether the plan is within `PLAN_BELOW`/`PLAN_ABOVE` of what was
-measured.
+update) the peak memory measured in veRL's trainer process (`training/phase_probe.py`), the
+preflight plan's figure for the same shape and settings, and the time; how long judging went
+on after a step's last response; and, on a GPU, whether the plan is within
+`PLAN_BELOW`/`PLAN_ABOVE` of what was measured.
 """
 
 from __future__ import annotations
@@ -108,7 +108,7 @@ def smoke_plan(smoke: Smoke) -> tuple[Any, str]:
     from omegaconf import OmegaConf
 
     from codefu_trainer.training.compose import to_train_config
-    from codefu_trainer.training.planning.inputs import gpu_of
+    from codefu_trainer.training.planning.inputs import this_machine_gpu
     from codefu_trainer.training.planning.memory import MARGIN
     from codefu_trainer.training.planning.model_shape import ShapeError, resolve_shape
 
@@ -138,7 +138,7 @@ def smoke_plan(smoke: Smoke) -> tuple[Any, str]:
             "on a GPU " + bounds
         )
         return plan, note
-    gpu = gpu_of(cfg)
+    gpu = this_machine_gpu(cfg)
     if isinstance(gpu, str):
         return None, f"plan: none ({gpu})"
     plan = _plan(verl, shape, gpu[0], gpu[1])

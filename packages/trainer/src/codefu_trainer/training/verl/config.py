@@ -6,7 +6,7 @@ conf/verl only (veRL's `data`, `reward`, `model` groups would clash with ours).
 
 from __future__ import annotations
 
-import json
+import importlib.util
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -17,8 +17,9 @@ from typing import Any
 from omegaconf import DictConfig, OmegaConf
 
 from codefu_data.compose import compose_config
+from codefu_trainer.reward.verl_metrics import REWARD_CONFIG_KWARG
+from codefu_trainer.run.compose import PrerequisiteError
 from codefu_trainer.run.config import (
-    ClusterKind,
     TrainConfig,
     checkpoint_dir,
     data_files,
@@ -49,40 +50,21 @@ SP_KEYS = (
 )
 ATTENTION_KEY = "actor_rollout_ref.model.override_config.attn_implementation"
 TP_KEY = "actor_rollout_ref.rollout.tensor_model_parallel_size"
-# Cluster kinds whose veRL config only their own entry point composes (it passes its
-# ClusterExtension): cpu_verl's is codefu_trainer.training.verl.cpu.run.compose.
-EXTENDED_KINDS = {ClusterKind.cpu_verl: "codefu_trainer.training.verl.cpu.run.compose"}
+# Where the reward settings reach veRL's reward workers (`reward.verl_adapter`).
+REWARD_CONFIG_KEY = f"reward.custom_reward_function.reward_kwargs.{REWARD_CONFIG_KWARG}"
 
 
 @dataclass(frozen=True)
 class ClusterExtension:
-    """What a cluster kind's own entry point adds to the derived veRL config, so that this
-    module needs none of that cluster's modules (the CPU path passes its own:
-    `verl.cpu.config.EXTENSION`)."""
+    """What a cluster kind adds to the derived veRL config, so that this module needs none of
+    that kind's modules (veRL on CPU's: `verl.cpu.config.EXTENSION`, which its kind passes)."""
 
-    kind: ClusterKind
     # Adjusts our config before anything is derived from it (e.g. the judge's worker count).
     prepare: Callable[[TrainConfig], None]
     # veRL keys added after the derived ones, before the user's.
     values: Callable[[TrainConfig, Path], dict[str, Any]]
     # Added to the environment of veRL's Ray processes.
     env_vars: Mapping[str, str] = field(default_factory=dict)
-
-
-def check_extension(cfg: TrainConfig, extension: ClusterExtension | None) -> None:
-    """ConfigError unless `extension` is the one cluster.kind needs (None for most kinds)."""
-    kind = cfg.cluster.kind
-    wanted = EXTENDED_KINDS.get(kind)
-    if extension is None and wanted is not None:
-        raise ConfigError(
-            f"cluster={cfg.cluster.name} (kind {kind.value}) is composed by its own entry point, "
-            f"{wanted}, which adds its veRL settings."
-        )
-    if extension is not None and extension.kind is not kind:
-        raise ConfigError(
-            f"the {extension.kind.value} settings cannot compose cluster={cfg.cluster.name} "
-            f"(kind {kind.value})."
-        )
 
 
 def derived_values(
@@ -93,19 +75,14 @@ def derived_values(
     extension: ClusterExtension | None = None,
 ) -> dict[str, Any]:
     """veRL keys set from our config: data files, nodes/GPUs, model, checkpoints, tracking;
-    then the cluster's `extension`, if it has one (`check_extension`)."""
-    check_extension(cfg, extension)
+    then the cluster kind's `extension`, if it has one."""
     train, test = data_files(cfg)
     if extension is not None:
         extension.prepare(cfg)
     reward = OmegaConf.to_container(
         OmegaConf.structured(cfg.reward), resolve=True, enum_to_str=True
     )
-    env_vars = {
-        "MLFLOW_TRACKING_URI": mlflow_tracking_uri(cfg.run.tracking, run_dir),
-        # Read by codefu_trainer.reward.verl_adapter in every reward worker.
-        "CODEFU_REWARD_CONFIG": json.dumps(reward, sort_keys=True),
-    }
+    env_vars = {"MLFLOW_TRACKING_URI": mlflow_tracking_uri(cfg.run.tracking, run_dir)}
     values: dict[str, Any] = {
         "data.train_files": [str(train)],
         "data.val_files": [str(test)],
@@ -119,6 +96,9 @@ def derived_values(
         "trainer.experiment_name": run_dir.name,
         "trainer.logger": ["console", "mlflow"] if cfg.run.tracking.mlflow else ["console"],
         "++ray_kwargs.ray_init.runtime_env.env_vars": env_vars,
+        # veRL binds these keywords to the custom reward function in every reward worker
+        # (verl.trainer.ppo.reward.get_custom_reward_fn): the reward's one route there.
+        f"++{REWARD_CONFIG_KEY}": reward,
     }
     if cfg.model.use_fused_kernels is not None:
         values["actor_rollout_ref.model.use_fused_kernels"] = cfg.model.use_fused_kernels
@@ -132,10 +112,24 @@ def derived_overrides(values: Mapping[str, Any]) -> list[str]:
     return [f"{k}={hydra_value(v)}" for k, v in values.items()]
 
 
+def verl_config_dir() -> Path:
+    """veRL's own config directory (verl/trainer/config), found without importing veRL
+    (Hydra's `pkg://verl.trainer.config` imports the package, and with it torch and Ray)."""
+    spec = importlib.util.find_spec("verl")
+    if spec is None or not spec.submodule_search_locations:
+        raise PrerequisiteError(
+            "veRL is not installed, and conf/verl/grpo.yaml starts from its config: pip "
+            "install 'codefu-trainer[train]', or run it through `nox -s train`."
+        )
+    return Path(spec.submodule_search_locations[0]) / "trainer" / "config"
+
+
 def compose_verl(conf_dir: Path, overrides: Sequence[str]) -> DictConfig:
-    """Compose conf/verl/grpo.yaml with `overrides` (Hydra errors become ConfigError)."""
+    """Compose conf/verl/grpo.yaml with `overrides` (Hydra errors become ConfigError); veRL's
+    config files come from `verl_config_dir`, so nothing of veRL is imported."""
+    searchpath = f"hydra.searchpath=[{hydra_value('file://' + str(verl_config_dir()))}]"
     try:
-        return compose_config(conf_dir / "verl", VERL_CONFIG_NAME, overrides)
+        return compose_config(conf_dir / "verl", VERL_CONFIG_NAME, [searchpath, *overrides])
     except ConfigError as exc:
         raise ConfigError(f"veRL config (conf/verl/{VERL_CONFIG_NAME}.yaml): {exc}") from exc
 

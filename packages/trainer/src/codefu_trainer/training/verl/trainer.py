@@ -16,8 +16,8 @@ step metrics; the reward's extra keys stay in the TransferQueue (``extra_fields`
   subclass (the registry is per process, and the task runner is a Ray actor); the
   subclass's ``__init__`` sets it back to veRL's mode before veRL's trainer reads it.
 
-Under ``codefu-train --smoke`` (``smoke.probe.PHASE_LOG_ENV`` set) the subclass also measures
-each phase of a step (``smoke.probe.PhaseProbe``): the rollout from the step's start to
+Under ``codefu-train --smoke`` (``phase_probe.PHASE_LOG_ENV`` set) the subclass also measures
+each phase of a step (``phase_probe.PhaseProbe``): the rollout from the step's start to
 ``on_sample_end`` (a public hook), and veRL's ``_compute_old_log_prob``,
 ``_compute_ref_log_prob`` and ``_update_actor``, which it wraps (anchored in ``anchors.py``).
 
@@ -81,7 +81,7 @@ def _make_trainer(base: type, mode: str) -> type:
     class CodeFuJudgeTrainer(base):
         """veRL's trainer plus the judge metrics of every step (module docstring)."""
 
-        codefu_probe: Any = None  # smoke.probe.PhaseProbe under `codefu-train --smoke`
+        codefu_probe: Any = None  # phase_probe.PhaseProbe under `codefu-train --smoke`
 
         def __init__(self, config: Any, *args: Any, **kwargs: Any) -> None:
             # The task runner found this class by its registered name (codefu_<mode>);
@@ -93,7 +93,7 @@ def _make_trainer(base: type, mode: str) -> type:
             with open_dict(config):
                 config.trainer.v1.trainer_mode = mode
             super().__init__(config, *args, **kwargs)
-            from codefu_trainer.training.smoke.probe import probe_from_env
+            from codefu_trainer.training.phase_probe import probe_from_env
 
             # `codefu-train --smoke` measures each phase (None otherwise: nothing runs).
             self.codefu_probe = probe_from_env()

@@ -1,7 +1,7 @@
 """The veRL settings and inputs of a run of veRL's own trainer on this machine's CPU.
 
 `EXTENSION` is what the CPU path adds to the composed veRL config (`verl.config.
-ClusterExtension`, passed by `run.compose`): `judge_workers` sizes the judge for this
+ClusterExtension`, which the cpu_verl kind passes): `judge_workers` sizes the judge for this
 machine, `cpu_values` are veRL config values (added after the derived ones, before the
 user's), VERL_PLATFORM=cpu selects veRL's CPU platform in every Ray process;
 `prepare_inputs` writes what they point at: the warm-started tiny model and the rehearsal's
@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from codefu_trainer.run.config import ClusterKind, ModelKind, TrainConfig
+from codefu_trainer.run.config import ModelKind, TrainConfig
 from codefu_trainer.training.verl.config import ClusterExtension
 from codefu_trainer.training.verl.cpu.hook import HOOK
 from codefu_trainer.training.verl.cpu.patches import ROLLOUT_NAME
@@ -99,7 +99,6 @@ def judge_workers(cfg: TrainConfig) -> None:
 
 
 EXTENSION = ClusterExtension(
-    kind=ClusterKind.cpu_verl,
     prepare=judge_workers,
     values=cpu_values,
     env_vars={"VERL_PLATFORM": "cpu"},

@@ -1,29 +1,21 @@
-"""The CPU path's entry point (cluster=cpu_verl): compose, write the inputs, patch veRL, run.
+"""The CPU path's entry point (cluster=cpu_verl): write the inputs, patch veRL, run.
 
-`codefu-train` (training/cli.py, and `--smoke` in training/smoke/stages.py, which also takes the
-`hf` rollout's overrides for a GPU without vLLM from here) reaches veRL on CPU only through
-this module; nothing outside `verl/cpu/` imports the others (tests/test_layout.py). The run
-itself is the one GPU runs make (`verl.main.train`), with the CPU settings composed in
-(`config.EXTENSION`), veRL patched in this process too, and a Ray cluster of its own.
+The cpu_verl cluster kind (training/clusters/cpu_verl.py, which composes with
+`config.EXTENSION`) and `codefu-train --smoke` (training/smoke/stages.py, which takes the
+`hf` rollout's overrides for a GPU without vLLM from here) reach veRL on CPU only through
+this module and `config.EXTENSION`; nothing else outside `verl/cpu/` imports it
+(tests/test_layout.py). The run itself is the one GPU runs make (`verl.main.train`), with
+veRL patched in this process too, and a Ray cluster of its own.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 from omegaconf import DictConfig, OmegaConf
 
 from codefu_trainer.run import console
 from codefu_trainer.run.config import TrainConfig
-from codefu_trainer.training.compose import (
-    ComposedRun,
-    compose_run,
-    require_data,
-    write_resolved,
-)
-from codefu_trainer.training.verl.cpu.config import EXTENSION
 
 
 def hf_rollout_overrides() -> list[str]:
@@ -36,21 +28,6 @@ def hf_rollout_overrides() -> list[str]:
         f"actor_rollout_ref.rollout.name={ROLLOUT_NAME}",
         f"++ray_kwargs.ray_init.runtime_env.worker_process_setup_hook={HOOK}",
     ]
-
-
-def compose(conf_dir: Path, overrides: Sequence[str], **kwargs: Any) -> ComposedRun:
-    """`compose_run` with the CPU path's veRL settings (`config.EXTENSION`)."""
-    return compose_run(conf_dir, overrides, extension=EXTENSION, **kwargs)
-
-
-def main(conf_dir: Path, overrides: Sequence[str]) -> int:
-    """`codefu-train cluster=cpu_verl`: veRL's own trainer on this machine's CPU (docs/train.md,
-    "veRL on CPU"); returns the exit code."""
-    composed = compose(conf_dir, overrides)
-    require_data(composed.cfg)
-    write_resolved(composed)
-    assert composed.verl is not None
-    return run(composed.verl, composed.cfg, composed.run_dir)
 
 
 def run(verl: DictConfig, cfg: TrainConfig, run_dir: Path) -> int:

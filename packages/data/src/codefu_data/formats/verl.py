@@ -9,28 +9,25 @@ judging rules and prompts apply to them as to CodeContests itself.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from codefu_data.schema import CODEFORCES_SOURCE, RAW_SCHEMA
+from codefu_data.formats.base import FileColumn, FormatError, ReadOptions, SourceFormat
+from codefu_data.schema import (
+    CHECKER_TYPE,
+    CODEFORCES_SOURCE,
+    DATA_SOURCE,
+    PROBLEM_SCHEMA,
+    RAW_SCHEMA,
+    REQUIRED_COLUMNS,
+)
 
 VERL_COLUMNS = ("prompt", "reward_model")
-# Raw columns a veRL row carries (in its ground truth or prompt); `solutions` is not one.
-DERIVED_COLUMNS = frozenset(
-    {
-        "name",
-        "description",
-        "public_tests",
-        "private_tests",
-        "source",
-        "cf_rating",
-        "time_limit",
-        "memory_limit_bytes",
-    }
-)
+# Raw columns a veRL row carries (in its ground truth or prompt): those `prepare` needs.
+DERIVED_COLUMNS = frozenset(REQUIRED_COLUMNS)
 UNKNOWN_SOURCE = 0
 
 _PROBLEM_MARK = re.compile(r"(?:^|\n)Problem:[ \t]*\n")
@@ -38,11 +35,6 @@ _PROBLEM_MARK = re.compile(r"(?:^|\n)Problem:[ \t]*\n")
 _CHAT_TAIL = re.compile(r"\s*(?:<\|im_end\|>\s*)?<\|im_start\|>assistant\s*$")
 _LIMITS_TAIL = re.compile(r"\n\s*Time limit per test:[^\n]*\n\s*Memory limit per test:[^\n]*\s*$")
 _CHAT_HEAD = re.compile(r"^\s*<\|im_start\|>(?:user|system)\s*\n")
-
-
-def is_verl_schema(names: Sequence[str]) -> bool:
-    """True for a veRL-format table (prompt + reward_model, no raw `description`)."""
-    return all(c in names for c in VERL_COLUMNS) and "description" not in names
 
 
 def statement_from_prompt(messages: Sequence[Mapping[str, Any]] | None) -> str:
@@ -56,21 +48,57 @@ def statement_from_prompt(messages: Sequence[Mapping[str, Any]] | None) -> str:
     return _LIMITS_TAIL.sub("", _CHAT_TAIL.sub("", text)).strip()
 
 
+class Verl(SourceFormat):
+    """A veRL-format parquet: `prompt` + `reward_model`, no raw `description`."""
+
+    name = "verl"
+    key_columns = frozenset(VERL_COLUMNS)
+    described = "a veRL-format file has prompt and reward_model.ground_truth"
+
+    def detect(self, columns: Collection[str]) -> bool:
+        return super().detect(columns) and "description" not in columns
+
+    def check(self, wanted: Sequence[str]) -> None:
+        check_derivable(wanted)
+
+    def file_columns(self, wanted: Sequence[str]) -> list[FileColumn]:
+        return [
+            *(FileColumn(name, None) for name in VERL_COLUMNS),
+            FileColumn("data_source", pa.string(), required=False),
+        ]
+
+    def to_problems(
+        self, table: pa.Table, wanted: Sequence[str], first_row: int, options: ReadOptions
+    ) -> pa.Table:
+        try:
+            return raw_table(table, wanted)
+        except (KeyError, ValueError, TypeError, pa.ArrowException) as exc:
+            last = first_row + table.num_rows - 1
+            raise FormatError(
+                f"rows {first_row}-{last}: not a veRL row with reward_model.ground_truth "
+                f"{{name, tests, limits}}: {exc}"
+            ) from exc
+
+
 def check_derivable(columns: Sequence[str]) -> None:
-    """ValueError naming the raw columns a veRL row cannot provide (`solutions`, …)."""
+    """FormatError naming the raw columns a veRL row cannot provide (`solutions`, …)."""
     missing = [c for c in columns if c not in DERIVED_COLUMNS]
     if missing:
-        raise ValueError(
+        raise FormatError(
             f"a veRL-format parquet has no {', '.join(missing)} (only tests and limits in its "
             "ground truth); data.validate=true needs raw CodeContests shards"
         )
 
 
 def raw_table(table: pa.Table, columns: Sequence[str]) -> pa.Table:
-    """The raw columns `columns` of veRL rows (types of ``RAW_SCHEMA``).
+    """The problem columns `columns` of veRL rows (types of ``PROBLEM_SCHEMA``).
 
     ``source`` is Codeforces for a ground truth with a Codeforces rating, unknown otherwise
-    (a veRL row does not say where a problem comes from).
+    (a veRL row does not say where a problem comes from). ``data_source`` is the row's own
+    (CodeContests' when it has none), and the ground truth's grader and named comparison
+    (a checker without parameters, such as ``livecodebench``) stay; its statement keeps what
+    the prompt showed after it (a functional problem's starter code), so it has no starter
+    code of its own, nor a difficulty label or a date.
     """
     check_derivable(columns)
     gt = pc.struct_field(table.column("reward_model").combine_chunks(), "ground_truth")
@@ -97,6 +125,32 @@ def raw_table(table: pa.Table, columns: Sequence[str]) -> pa.Table:
             mask=pc.is_null(limit),
         ),
         "memory_limit_bytes": pc.struct_field(gt, "memory_limit_bytes").cast(pa.int64()),
+        "data_source": pc.fill_null(table.column("data_source"), DATA_SOURCE),
+        "grader": _field_or_nulls(gt, "grader"),
+        "source_checker": pa.array(
+            [c if c and c.get("params") is None else None for c in _checkers(gt)],
+            CHECKER_TYPE,
+        ),
     }
-    arrays = [derived[c].cast(RAW_SCHEMA.field(c).type) for c in columns]
-    return pa.Table.from_arrays(arrays, schema=pa.schema([RAW_SCHEMA.field(c) for c in columns]))
+    arrays = [
+        derived[c].cast(PROBLEM_SCHEMA.field(c).type)
+        if c in derived
+        else pa.nulls(table.num_rows, PROBLEM_SCHEMA.field(c).type)
+        for c in columns
+    ]
+    return pa.Table.from_arrays(
+        arrays, schema=pa.schema([PROBLEM_SCHEMA.field(c) for c in columns])
+    )
+
+
+def _field_or_nulls(gt: pa.StructArray, name: str) -> pa.Array:
+    """Field `name` of the ground truths, or nulls where the file's ground truth has none."""
+    if gt.type.get_field_index(name) < 0:
+        return pa.nulls(len(gt), PROBLEM_SCHEMA.field(name).type)
+    return pc.struct_field(gt, name)
+
+
+def _checkers(gt: pa.StructArray) -> list[dict[str, Any] | None]:
+    if gt.type.get_field_index("checker") < 0:
+        return [None] * len(gt)
+    return pc.struct_field(gt, "checker").to_pylist()

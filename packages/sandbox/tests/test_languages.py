@@ -1,15 +1,33 @@
-"""Languages in the judge: the executors' interface, Python's byte-compilation and cache,
-the per-language time factor and the interpreter's memory allowance (real sandbox)."""
+"""Languages in the judge: the registry, the executors' interface, Python's byte-compilation
+and cache, the per-language time factor and the interpreter's memory allowance (real
+sandbox)."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from codefu_sandbox import Judge, Limits, Submission, TestCase, Verdict
-from codefu_sandbox.executors import LANGUAGES, Program, check_language, language_of
 from codefu_sandbox.judge import check_time_factors
+from codefu_sandbox.languages import (
+    ENTRY_POINT_GROUP,
+    LANGUAGES,
+    Executor,
+    Language,
+    Program,
+    Registry,
+    check_language,
+    default_time_factors,
+    for_alias,
+    for_fence_tag,
+    for_suffix,
+    language_of,
+    unregister,
+)
+from codefu_sandbox.runner import Runner, SandboxError
 
 MiB = 1 << 20
 SUM = "n = int(input())\nprint(n * (n + 1) // 2)\n"
@@ -23,7 +41,7 @@ BURN = (
 
 
 def test_language_names_and_suffixes() -> None:
-    assert LANGUAGES == ("cpp", "python")
+    assert tuple(LANGUAGES) == ("cpp", "python")
     assert language_of(Path("a.py")) == "python"
     assert language_of(Path("a.cpp")) == language_of(Path("a.txt")) == "cpp"
     with pytest.raises(ValueError, match="choose one of cpp, python"):
@@ -133,3 +151,88 @@ def test_the_interpreter_baseline_is_allowed_on_top_of_the_limit(judge: Judge) -
     assert judge.judge(over, [TestCase("", "48\n")], limits, language="python").verdict is (
         Verdict.MLE
     )
+
+
+class _Named(Language):
+    """A language that is only declared (its executor is never asked for)."""
+
+    name = "plain"
+    display_name = "Plain"
+    suffixes = (".plain",)
+    fence_tags = ("plain",)
+    program_pattern = re.compile(r"\bplain\b")
+    closing_token = "."
+
+    def executor(self, cache_dir: Path, runner: Runner, config: Any = None) -> Executor:
+        raise SandboxError("a declared language only")
+
+
+def test_registration_refuses_a_name_suffix_tag_or_alias_taken() -> None:
+    registry = Registry(*LANGUAGES.values())
+    for taken, clash in (
+        ("name", {"name": "python"}),
+        ("suffix", {"suffixes": (".cc",)}),
+        ("fence tag", {"fence_tags": ("py",)}),
+        ("alias", {"aliases": ("CPP",)}),
+    ):
+        with pytest.raises(ValueError, match="already name"):
+            registry.register(type(f"Clash{taken}", (_Named,), clash)())
+    registry.register(_Named())
+    assert list(registry) == ["cpp", "python", "plain"]
+    registry.unregister("plain")
+    with pytest.raises(ValueError, match="default language 'cpp' cannot be unregistered"):
+        registry.unregister("cpp")
+    with pytest.raises(ValueError, match="unknown language 'plain'"):
+        unregister("plain")
+    with pytest.raises(ValueError, match="register a Language instance"):
+        registry.register(_Named)  # type: ignore[arg-type]
+
+
+def test_the_registry_answers_by_suffix_tag_and_alias() -> None:
+    assert for_suffix(".CXX") is LANGUAGES["cpp"] and for_suffix(".txt") is None
+    assert for_fence_tag("Python3") is LANGUAGES["python"] and for_fence_tag("") is None
+    assert for_alias("PYTHON3") is LANGUAGES["python"] and for_alias("PYTHON") is None
+    assert default_time_factors() == {"cpp": 1.0, "python": 1.0}
+    assert "python" in LANGUAGES and ["python"] not in LANGUAGES  # type: ignore[comparison-overlap]
+
+
+PLUGIN = """
+import re
+from codefu_sandbox.languages import Language
+
+
+class Plain(Language):
+    name = "plain"
+    display_name = "Plain"
+    suffixes = (".plain",)
+    fence_tags = ("plain",)
+    program_pattern = re.compile(r"plain")
+    closing_token = "."
+
+    def executor(self, cache_dir, runner, config=None):
+        raise NotImplementedError
+
+
+LANGUAGE = Plain()
+"""
+
+
+def test_a_package_adds_a_language_by_an_entry_point(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An installed distribution (its dist-info on sys.path) whose `codefu.languages` entry
+    point names a Language: the registry loads it on first use."""
+    (tmp_path / "codefu_plain.py").write_text(PLUGIN)
+    info = tmp_path / "codefu_plain-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: codefu-plain\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text(
+        f"[{ENTRY_POINT_GROUP}]\nplain = codefu_plain:LANGUAGE\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    registry = Registry(*(LANGUAGES[name] for name in ("cpp", "python")))
+    assert list(registry) == ["cpp", "python", "plain"]
+    assert registry["plain"].display_name == "Plain"
+    (info / "entry_points.txt").write_text(f"[{ENTRY_POINT_GROUP}]\nplain = codefu_plain:Nope\n")
+    with pytest.raises(RuntimeError, match=r"plain = codefu_plain:Nope .* cannot be registered"):
+        list(Registry())

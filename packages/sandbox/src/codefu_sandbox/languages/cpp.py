@@ -1,4 +1,4 @@
-"""Compile C++ solutions: precompiled bits/stdc++.h, content-addressed binary cache, limits.
+"""C++17: g++ in the sandbox with a precompiled bits/stdc++.h, a static binary exec'd directly.
 
 Untrusted source is compiled by g++ running in the sandbox (`Runner`, compile profile):
 unprivileged uid when root, Landlock limiting reads to system trees + the precompiled
@@ -15,7 +15,11 @@ Binaries are linked statically where the toolchain can (as Codeforces does): a s
 binary starts in ~0.4 ms instead of ~1.1 ms, which judging pays on every test. gold links
 them about as fast as the default linker links a dynamic one.
 
-Cache layout under the cache directory (all writes atomic: temp file/dir + rename):
+A checker program in C++ is built the same way, with its `#include "testlib.h"` replaced
+by the user's copy of testlib.h (`with_testlib`), so the cache key covers its content.
+
+Cache layout under the cache directory (all writes atomic: temp file/dir + rename; the
+binaries and compile errors are `base.Executor`'s):
   link/<key>.txt                the link flags chosen for a compiler version (probed once)
   pch/<key>/bits/stdc++.h.gch   one per (compiler version, flags); <key>.lock serialises builds
   bin/<k2>/<key>                binaries keyed by sha256(compiler version, flags, source)
@@ -27,18 +31,27 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import functools
-import hashlib
-import os
+import re
 import shutil
 import struct
 import subprocess
 import tempfile
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
-from codefu_sandbox.runner import RunLimits, Runner, SandboxError
-from codefu_sandbox.verdicts import CompileResult, RunOutcome
+from codefu_sandbox.languages.base import (
+    BuildConfig,
+    CheckerError,
+    Command,
+    Executor,
+    Language,
+    Program,
+    atomic_write,
+    digest,
+)
+from codefu_sandbox.records import CompileResult
+from codefu_sandbox.runner import Runner, SandboxError
 
 DEFAULT_FLAGS = ("-O2", "-DONLINE_JUDGE", "-pipe")
 # Link flags in order of preference; the first this toolchain links a C++ program with is
@@ -50,78 +63,81 @@ LINK_CHOICES: tuple[tuple[str, ...], ...] = (
     (),
 )
 PCH_HEADER = "bits/stdc++.h"
+_INCLUDE = re.compile(r'^\s*#\s*include\s*[<"]', re.MULTILINE)
+_TESTLIB_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"]testlib\.h[>"][^\n]*$', re.MULTILINE)
 
 
 class CompilerNotFoundError(SandboxError):
     """No usable C++ compiler; the message names the package to install."""
 
 
-@dataclass(frozen=True)
-class CompilerConfig:
+@dataclass(frozen=True, kw_only=True)
+class CompilerConfig(BuildConfig):
+    """g++ and its flags, on top of the build limits (`BuildConfig`). `link_flags` None:
+    the first of LINK_CHOICES that works with this compiler (probed once per cache)."""
+
     compiler: str = "g++"
     std: str = "c++17"
     flags: tuple[str, ...] = DEFAULT_FLAGS
-    cpu_seconds: float = 10.0  # per compiler process; past it: CE
-    wall_seconds: float = 60.0  # backstop; past it: the judge failed (overloaded host), IE
     memory_bytes: int = 2 << 30  # address space per compiler process
     output_bytes: int = 128 << 20  # object files, the binary and diagnostics
-    diagnostics_chars: int = 16_384
-    max_source_bytes: int = 1 << 20
     use_pch: bool = True
-    cache_errors: bool = True
     extra: tuple[str, ...] = field(default=())
-    # None: the first of LINK_CHOICES that works with this compiler (probed once per cache).
     link_flags: tuple[str, ...] | None = None
 
     def all_flags(self) -> list[str]:
         return [self.flags[0], f"-std={self.std}", *self.flags[1:], *self.extra]
 
 
-def digest(*parts: bytes) -> str:
-    h = hashlib.sha256()
-    for part in parts:
-        h.update(len(part).to_bytes(8, "little"))
-        h.update(part)
-    return h.hexdigest()
+class Cpp(Language):
+    """C++17, the judge's default language."""
+
+    name = "cpp"
+    display_name = "C++"
+    suffixes = (".cpp", ".cc", ".cxx")
+    fence_tags = ("cpp", "c++", "cc", "cxx")
+    aliases = ("CPP",)  # CodeContests' label
+    program_pattern = re.compile(r"\bmain\s*\(")
+    closing_token = "}"
+
+    def recognises(self, source: str) -> bool:
+        """A C++ source includes a header (a comment "# include x" in Python names none)."""
+        return _INCLUDE.search(source) is not None
+
+    def checker_source(self, source: str, testlib: str | Path | None) -> str:
+        return with_testlib(source, testlib)
+
+    def executor(self, cache_dir: Path, runner: Runner, config: Any = None) -> CppExecutor:
+        return CppExecutor(cache_dir, runner, config)
 
 
-def atomic_write(path: Path, data: bytes, mode: int = 0o644) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        Path(tmp).chmod(mode)
-        Path(tmp).replace(path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
-class Compiler:
+class CppExecutor(Executor):
     """Compiles sources to cached binaries; thread- and process-safe on one cache dir."""
+
+    source_name = "sol.cpp"
+    output_name = "sol"
+    config: CompilerConfig
 
     def __init__(
         self, cache_dir: Path, runner: Runner, config: CompilerConfig | None = None
     ) -> None:
-        self.config = config or CompilerConfig()
-        found = shutil.which(self.config.compiler)
+        cfg = self.settings(config, CompilerConfig)
+        found = shutil.which(cfg.compiler)
         if found is None:
             raise CompilerNotFoundError(
-                f"C++ compiler {self.config.compiler!r} not found on PATH: install g++ "
+                f"C++ compiler {cfg.compiler!r} not found on PATH: install g++ "
                 "(Debian/Ubuntu: apt-get install g++; Fedora: dnf install gcc-c++)."
             )
         self.path = str(Path(found).resolve())
-        self.cache_dir = cache_dir
-        self.runner = runner
         self.version = self._version()
-        self.flags = self.config.all_flags()
+        self.flags = cfg.all_flags()
         self.link_flags = (
-            self.config.link_flags if self.config.link_flags is not None else self._probe_link()
+            cfg.link_flags if cfg.link_flags is not None else self._probe_link(cache_dir)
         )
-        self._flag_key = digest(
+        identity = digest(
             self.version.encode(), "\0".join([*self.flags, *self.link_flags]).encode()
         )
+        super().__init__(cache_dir, runner, cfg, identity)
         self._pch: Path | None = None
         self._pch_checked = False
 
@@ -133,13 +149,13 @@ class Compiler:
             raise CompilerNotFoundError(f"{self.path} -v failed: {done.stderr[-500:]}")
         return f"{self.path}\n{done.stderr.strip()}"
 
-    def _probe_link(self) -> tuple[str, ...]:
+    def _probe_link(self, cache_dir: Path) -> tuple[str, ...]:
         """The first of LINK_CHOICES that links a C++ program here (cached per version)."""
-        record = self.cache_dir / "link" / f"{digest(self.version.encode())[:24]}.txt"
+        record = cache_dir / "link" / f"{digest(self.version.encode())[:24]}.txt"
         with contextlib.suppress(OSError):
             return tuple(record.read_text().split())
         chosen: tuple[str, ...] = ()
-        with tempfile.TemporaryDirectory(dir=self.cache_dir) as work:
+        with tempfile.TemporaryDirectory(dir=cache_dir) as work:
             probe = Path(work) / "probe.cpp"
             probe.write_text("#include <iostream>\nint main() { std::cout << 1 << std::endl; }\n")
             for flags in LINK_CHOICES:
@@ -172,12 +188,12 @@ class Compiler:
             return None
         if self._pch_checked:
             return self._pch
-        root = self.cache_dir / "pch"
-        target = root / self._flag_key[:24]
-        unusable = root / f"{self._flag_key[:24]}.unusable"
+        root = self.store / "pch"
+        target = root / self.identity[:24]
+        unusable = root / f"{self.identity[:24]}.unusable"
         if not (target / PCH_HEADER).with_suffix(".h.gch").exists() and not unusable.exists():
             root.mkdir(parents=True, exist_ok=True)
-            with (root / f"{self._flag_key[:24]}.lock").open("w") as lock:
+            with (root / f"{self.identity[:24]}.lock").open("w") as lock:
                 fcntl.flock(lock, fcntl.LOCK_EX)
                 if not target.exists() and not unusable.exists():
                     self._build_pch(root, target, unusable)
@@ -212,7 +228,7 @@ class Compiler:
             shutil.rmtree(tmp, ignore_errors=True)
 
     def _pch_works(self, pch: Path) -> bool:
-        with tempfile.TemporaryDirectory(dir=self.cache_dir) as work:
+        with tempfile.TemporaryDirectory(dir=self.store) as work:
             probe = Path(work) / "probe.cpp"
             probe.write_text(f"#include <{PCH_HEADER}>\nint main() {{ return 0; }}\n")
             done = subprocess.run(
@@ -236,131 +252,62 @@ class Compiler:
         )
 
     # ------------------------------------------------------------------- compiling
-    def key(self, source: str) -> str:
-        return digest(self._flag_key.encode(), source.encode("utf-8", "surrogateescape"))
-
-    def binary_path(self, key: str) -> Path:
-        return self.cache_dir / "bin" / key[:2] / key
-
-    def compile(self, source: str) -> tuple[CompileResult, Path | None]:
-        """Compile (or fetch from the cache); the binary path when ok."""
-        started = time.perf_counter()
-        data = source.encode("utf-8", "surrogateescape")
-        if len(data) > self.config.max_source_bytes:
-            return CompileResult(
-                False,
-                0.0,
-                False,
-                f"source is {len(data)} bytes, over the {self.config.max_source_bytes}-byte limit",
-            ), None
-        key = self.key(source)
-        binary = self.binary_path(key)
-        if binary.exists():
-            return CompileResult(True, time.perf_counter() - started, True, ""), binary
-        error_file = self.cache_dir / "ce" / key[:2] / f"{key}.txt"
-        if self.config.cache_errors and error_file.exists():
-            text = error_file.read_text(errors="replace")
-            return CompileResult(False, time.perf_counter() - started, True, text), None
+    def build_command(self) -> Command:
+        """g++ in the sandbox (compile profile), with the precompiled header when usable."""
         pch = self.pch_dir()
-        result = self._compile_sandboxed(data, pch, binary)
-        result.seconds = time.perf_counter() - started
-        if result.ok:
-            result.pch_used = result.pch_used and PCH_HEADER in source
-            return result, binary
-        if (
-            self.config.cache_errors
-            and result.diagnostics
-            and not result.diagnostics.startswith("[")
-        ):
-            atomic_write(error_file, result.diagnostics.encode())
-        return result, None
-
-    def _compile_sandboxed(self, data: bytes, pch: Path | None, binary: Path) -> CompileResult:
-        """Run g++ in the sandbox; on success install the binary at `binary` atomically."""
-        cfg = self.config
-        with self.runner.workspace() as private, self.runner.uids.take() as uid:
-            work = private / "w"
-            work.mkdir()
-            (work / "sol.cpp").write_bytes(data)
-            (work / "sol.cpp").chmod(0o644)
-            args = [self.path, *self.flags]
-            if pch is not None:
-                args += ["-I/proc/self/fd/3", "-Winvalid-pch"]
-            args += [*self.link_flags, "-fdiagnostics-color=never", "sol.cpp", "-o", "sol"]
-            limits = RunLimits(
-                cpu_seconds=cfg.cpu_seconds,
-                wall_seconds=cfg.wall_seconds,
-                address_space=cfg.memory_bytes,
-                file_size=cfg.output_bytes,
-                processes=256,
-                open_files=256,
-                stack_unlimited=False,
-            )
-            outcome = self.runner.run(
-                args,
-                cwd=work,
-                limits=limits,
-                stdin=None,
-                stdout=private / "stdout",
-                stderr=private / "stderr",
-                profile="compile",
-                readable=(pch,) if pch is not None else (),
-                writable=(Path("/dev/null"),),
-                pch_dir=pch,
-                env={"PATH": "/usr/local/bin:/usr/bin:/bin", "TMPDIR": ".", "LC_ALL": "C"},
-                uid=uid,
-            )
-            diagnostics = read_head(private / "stderr", cfg.diagnostics_chars)
-            failed = compile_failure(outcome, diagnostics, cfg.cpu_seconds, cfg.wall_seconds)
-            if failed is not None:
-                return failed
-            if not install_output(work / "sol", binary, 0o755):
-                return CompileResult(False, 0.0, False, "[the compiler produced no binary]")
-            pch_used = pch is not None and "not using" not in diagnostics
-            return CompileResult(True, 0.0, False, diagnostics, pch_used=pch_used)
-
-
-def compile_failure(
-    outcome: RunOutcome,
-    diagnostics: str,
-    cpu_seconds: float,
-    wall_seconds: float,
-    step: str = "compilation",
-) -> CompileResult | None:
-    """The compile error of a sandboxed compiler run that did not exit 0 (over its CPU, an
-    error, killed by a signal); None when it did. SandboxError when the judge failed, not
-    the source: the sandbox, or the wall backstop on an overloaded host. `step` names the
-    run in the messages ("compilation", "byte-compilation")."""
-    if outcome.error is not None:
-        raise SandboxError(f"{step} in the sandbox failed: {outcome.error}")
-    if outcome.killed == "wall":
-        raise SandboxError(
-            f"{step} took over {wall_seconds:g} s of wall time within its {cpu_seconds:g} s "
-            "of CPU: the host is overloaded (fewer judge workers per CPU), not a compile error"
+        args = [self.path, *self.flags]
+        if pch is not None:
+            args += ["-I/proc/self/fd/3", "-Winvalid-pch"]
+        args += [
+            *self.link_flags,
+            "-fdiagnostics-color=never",
+            self.source_name,
+            "-o",
+            self.output_name,
+        ]
+        return Command(
+            tuple(args),
+            readable=(pch,) if pch is not None else (),
+            writable=(Path("/dev/null"),),
+            pch_dir=pch,
+            env={"PATH": "/usr/local/bin:/usr/bin:/bin", "TMPDIR": ".", "LC_ALL": "C"},
+            processes=256,
+            open_files=256,
         )
-    over_cpu = f"[{step} exceeded {cpu_seconds:g} s of CPU]"
-    if outcome.killed == "cpu":
-        return CompileResult(False, 0.0, False, over_cpu)
-    if outcome.exit_code == 0:
-        return None
-    if "CPU time limit exceeded" in diagnostics:  # RLIMIT_CPU stopped a child (cc1plus)
-        diagnostics = f"{over_cpu}\n{diagnostics}"
-    if outcome.signal is not None:
-        diagnostics = f"[{step} killed by signal {outcome.signal}]\n{diagnostics}"
-    return CompileResult(False, 0.0, False, diagnostics or f"{step} failed")
+
+    def built(self, diagnostics: str, source: bytes) -> CompileResult:
+        """Compiled: `pch_used` when the source includes the header and g++ used it."""
+        pch_used = (
+            self._pch is not None
+            and "not using" not in diagnostics
+            and PCH_HEADER.encode() in source
+        )
+        return CompileResult(True, 0.0, False, diagnostics, pch_used=pch_used)
+
+    def program(self, artifact: Path) -> Program:
+        """A binary runs with no argument."""
+        return Program((str(artifact),), static_bytes=static_memory_bytes(artifact))
 
 
-def install_output(built: Path, target: Path, mode: int) -> bool:
-    """Copy a compiler's output `built` to `target` atomically with `mode`; False when it
-    wrote none (or a link, not a file)."""
-    if not built.is_file() or built.is_symlink():
-        return False
-    target.parent.mkdir(parents=True, exist_ok=True)
-    staged = target.parent / f".tmp-{os.getpid()}-{time.monotonic_ns()}"
-    shutil.copyfile(built, staged)
-    staged.chmod(mode)
-    staged.replace(target)
-    return True
+def with_testlib(source: str, testlib: str | Path | None) -> str:
+    """`source` with its `#include "testlib.h"` replaced by that file's text.
+
+    Raises CheckerError when the source includes testlib.h and no path (or a missing
+    file) is given: testlib.h is not shipped with codefu; point to your copy."""
+    match = _TESTLIB_INCLUDE.search(source)
+    if match is None:
+        return source
+    if not testlib:
+        raise CheckerError(
+            'the checker includes "testlib.h" but no testlib.h was given: download it '
+            "(https://github.com/MikeMirzayanov/testlib) and pass its path (the checker "
+            "parameter `testlib`, data.checkers.testlib for prepare)"
+        )
+    path = Path(testlib).expanduser()
+    if not path.is_file():
+        raise CheckerError(f"testlib.h not found at {path}: pass the path of your copy")
+    header = path.read_text(errors="surrogateescape")
+    return source[: match.start()] + header + "\n" + source[match.end() :]
 
 
 @functools.lru_cache(maxsize=4096)
@@ -387,13 +334,4 @@ def static_memory_bytes(binary: Path) -> int:
     return total
 
 
-def read_head(path: Path, limit: int) -> str:
-    try:
-        with path.open("rb") as f:
-            data = f.read(limit + 1)
-    except OSError:
-        return ""
-    text = data[:limit].decode(errors="replace")
-    if len(data) > limit:
-        text += "\n[diagnostics truncated]"
-    return text
+LANGUAGE = Cpp()

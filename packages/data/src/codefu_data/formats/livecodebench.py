@@ -1,0 +1,196 @@
+"""LiveCodeBench `code_generation_lite` (JSONL or parquet files as the hub serves them).
+
+A row: `question_title`, `question_content`, `platform`, `question_id`, `contest_id`,
+`contest_date`, `starter_code`, `difficulty`, `public_test_cases` (JSON text of
+`[{"input", "output", "testtype"}]`), `private_test_cases` (the same JSON text, or that text
+pickled, zlib-compressed and base64-encoded), `metadata` (JSON text; `func_name` makes the
+problem functional). A functional problem's input holds one JSON value per line, one
+positional argument each, and its output one JSON value: the problem becomes a call-based
+one (grader `call`, `compare` exact, the `livecodebench` import prelude). A stdin problem
+is compared by the `livecodebench` checker, with the same prelude. LiveCodeBench states no
+limits: rows get `data.default_time_limit_seconds` (its 6 s) and
+`data.default_memory_limit_bytes`.
+
+The pickled private tests are untrusted input: they are unpickled by `text_from_pickle`,
+which refuses every global (no class, no function: nothing runs) and any result but a
+string, and decompresses at most `MAX_PRIVATE_TESTS_BYTES`.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import io
+import json
+import pickle
+import zlib
+from collections.abc import Sequence
+from typing import Any
+
+import pyarrow as pa
+
+from codefu_data.formats.base import FileColumn, FormatError, ReadOptions, SourceFormat
+from codefu_data.formats.problems import (
+    EXACT,
+    STDIO,
+    UNKNOWN_SOURCE,
+    Problem,
+    call_arguments,
+    call_grader,
+    difficulty,
+    json_value,
+    missing_columns,
+    problem_table,
+    row_error,
+)
+from codefu_data.schema import CODEFORCES_SOURCE
+
+DATA_SOURCE = "livecodebench"
+# The run-time prelude of imports LiveCodeBench gives every program, and its comparison of
+# stdin problems' outputs (codefu_sandbox: the prelude and checkers/livecodebench.py).
+PRELUDE = "livecodebench"
+CHECKER = {"name": "livecodebench", "params": None}
+MAX_PRIVATE_TESTS_BYTES = 1 << 30
+COLUMNS = (
+    "question_title",
+    "question_content",
+    "platform",
+    "question_id",
+    "contest_id",
+    "contest_date",
+    "starter_code",
+    "difficulty",
+    "public_test_cases",
+    "private_test_cases",
+    "metadata",
+)
+
+
+class _TextOnlyUnpickler(pickle.Unpickler):
+    """An unpickler that loads no global: a pickle that names a class or a function (the
+    only way a pickle runs code) is refused before anything of it runs."""
+
+    def find_class(self, module: str, name: str) -> Any:
+        raise pickle.UnpicklingError(f"it loads the global {module}.{name}")
+
+
+def text_from_pickle(data: bytes) -> str:
+    """The string a pickle holds; FormatError for any global or any other object."""
+    try:
+        value = _TextOnlyUnpickler(io.BytesIO(data)).load()
+    except Exception as exc:  # any malformed pickle: UnpicklingError, EOFError, ValueError, …
+        raise FormatError(f"refused pickle: {exc}; only a pickled text string is read") from exc
+    if not isinstance(value, str):
+        raise FormatError(f"refused pickle: it holds a {type(value).__name__}, not a text string")
+    return value
+
+
+def private_tests_text(value: str) -> str:
+    """The JSON text of LiveCodeBench's `private_test_cases`: as given, or decoded from
+    base64(zlib(pickle(JSON text)))."""
+    if value.lstrip().startswith("["):
+        return value
+    try:
+        packed = base64.b64decode(value.encode("ascii"), validate=True)
+        inflate = zlib.decompressobj()
+        data = inflate.decompress(packed, MAX_PRIVATE_TESTS_BYTES)
+    except (binascii.Error, UnicodeEncodeError, ValueError, zlib.error) as exc:
+        raise FormatError(
+            f"private_test_cases is neither JSON nor base64(zlib(pickle)) text ({exc})"
+        ) from exc
+    if inflate.unconsumed_tail:
+        raise FormatError(
+            f"private_test_cases inflate to more than {MAX_PRIVATE_TESTS_BYTES} bytes"
+        )
+    return text_from_pickle(data)
+
+
+def lcb_tests(cases: Any, fn_name: str | None, what: str) -> tuple[list[str], list[str]]:
+    """(inputs, outputs) of LiveCodeBench's test list; for a functional problem (`fn_name`)
+    each input becomes the JSON array of its lines' values and each output its JSON value."""
+    if not isinstance(cases, list):
+        raise FormatError(f"{what} is not a list of tests")
+    inputs: list[str] = []
+    outputs: list[str] = []
+    for i, case in enumerate(cases):
+        if not isinstance(case, dict) or not isinstance(case.get("input"), str):
+            raise FormatError(f"{what}[{i}] has no text input")
+        if not isinstance(case.get("output"), str):
+            raise FormatError(f"{what}[{i}] has no text output")
+        if fn_name is None:
+            inputs.append(case["input"])
+            outputs.append(case["output"])
+            continue
+        lines = case["input"].split("\n")
+        args = [json_value(line, f"{what}[{i}] input line {n + 1}") for n, line in enumerate(lines)]
+        inputs.append(call_arguments(args, f"{what}[{i}] input"))
+        outputs.append(json.dumps(json_value(case["output"], f"{what}[{i}] output")))
+    return inputs, outputs
+
+
+def lcb_judging(fn_name: str | None) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """(grader, checker) of a LiveCodeBench problem: a call with the prelude, or stdin with
+    the prelude and the `livecodebench` checker."""
+    if fn_name is not None:
+        return call_grader(fn_name, prelude=PRELUDE, compare=EXACT), None
+    stdio = {"name": STDIO, "params": {"fn_name": None, "prelude": PRELUDE, "compare": None}}
+    return stdio, dict(CHECKER)
+
+
+def function_name(metadata: Any) -> str | None:
+    """`metadata.func_name` (None for a stdin problem)."""
+    if not isinstance(metadata, dict):
+        return None
+    name = metadata.get("func_name")
+    return name if isinstance(name, str) and name.strip() else None
+
+
+class LiveCodeBench(SourceFormat):
+    name = DATA_SOURCE
+    key_columns = frozenset({"question_id", "question_content", "public_test_cases"})
+    described = f"a LiveCodeBench file has {', '.join(COLUMNS)}"
+
+    def check(self, wanted: Sequence[str]) -> None:
+        missing_columns(wanted, self.described)
+
+    def file_columns(self, wanted: Sequence[str]) -> list[FileColumn]:
+        return [FileColumn(c, pa.string()) for c in COLUMNS]
+
+    def to_problems(
+        self, table: pa.Table, wanted: Sequence[str], first_row: int, options: ReadOptions
+    ) -> pa.Table:
+        problems = []
+        for i, row in enumerate(table.to_pylist()):
+            try:
+                problems.append(self.problem(row))
+            except FormatError as exc:
+                raise row_error(first_row + i, row.get("question_id"), exc) from exc
+        return problem_table(problems, wanted, options)
+
+    def problem(self, row: dict[str, Any]) -> Problem:
+        fn_name = function_name(json_value(row["metadata"] or "{}", "metadata"))
+        public = lcb_tests(
+            json_value(row["public_test_cases"] or "[]", "public_test_cases"),
+            fn_name,
+            "public_test_cases",
+        )
+        private_text = private_tests_text(row["private_test_cases"] or "[]")
+        private = lcb_tests(
+            json_value(private_text, "private_test_cases"), fn_name, "private_test_cases"
+        )
+        grader, checker = lcb_judging(fn_name)
+        label, _ = difficulty(row["difficulty"])
+        codeforces = str(row["platform"] or "").strip().lower() == "codeforces"
+        return Problem(
+            name=str(row["question_id"] or ""),
+            description=row["question_content"] or "",
+            data_source=DATA_SOURCE,
+            public=public,
+            private=private,
+            grader=grader,
+            source_checker=checker,
+            difficulty_label=label,
+            source=CODEFORCES_SOURCE if codeforces else UNKNOWN_SOURCE,
+            contest_date=row["contest_date"] or None,
+            starter_code=row["starter_code"] or "",
+        )
