@@ -7,6 +7,8 @@ the repository root is the rootdir (and the default confcutdir) wherever pytest 
 from __future__ import annotations
 
 import os
+import threading
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -25,6 +27,108 @@ settings.load_profile("codefu")
 # Every Ray process the suite starts (ray.init, Cluster, the smoke's subprocesses) reads this,
 # as the cluster a run starts on this machine does (codefu_trainer/run/local_ray.py).
 os.environ.setdefault("RAY_worker_niceness", "0")
+
+# A line-buffered log (CI, `| tee`) shows nothing of a line of pytest-xdist's dots until it
+# ends (every 72 tests): the suite looked hung for 16 min. The heartbeat below prints a
+# progress line every HEARTBEAT_S seconds, under the 60 s such a log may stay silent.
+HEARTBEAT_S = 50.0
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--heartbeat",
+        type=float,
+        default=HEARTBEAT_S,
+        metavar="SECONDS",
+        help="print a progress line (tests done, tests running and for how long) every "
+        f"SECONDS; 0: never (default {HEARTBEAT_S:.0f})",
+    )
+
+
+@pytest.hookimpl(trylast=True)  # after the terminal reporter is registered
+def pytest_configure(config: pytest.Config) -> None:
+    every = config.getoption("heartbeat")
+    terminal = config.pluginmanager.get_plugin("terminalreporter")
+    # An xdist worker's output never reaches the terminal: its controller prints the beats.
+    if every > 0 and terminal is not None and not hasattr(config, "workerinput"):
+        config.pluginmanager.register(Heartbeat(config, every), "codefu-heartbeat")
+
+
+def _duration(seconds: float) -> str:
+    minutes, rest = divmod(int(seconds), 60)
+    return f"{minutes} min {rest:02d} s" if minutes else f"{rest} s"
+
+
+class Heartbeat:
+    """Every `every` seconds, one line: time since the session started, tests done (of how
+    many), and the tests running with how long each has run, oldest first. Works in one
+    process and in pytest-xdist's controller (which relays its workers' test starts and ends).
+
+    The lines go to a copy of the terminal's file descriptor taken at configure time (pytest's
+    output capture is paused then), so that a test's own output capture never swallows them.
+    """
+
+    def __init__(self, config: pytest.Config, every: float) -> None:
+        self.writer = config.get_terminal_writer()
+        self.every = every
+        self.fd = os.dup(1)
+        self.start = time.monotonic()
+        self.done = 0
+        self.total: int | None = None
+        self.running: dict[str, float] = {}
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._beat, name="codefu-heartbeat", daemon=True)
+
+    def pytest_sessionstart(self) -> None:
+        self._thread.start()
+
+    def pytest_sessionfinish(self) -> None:
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join()
+
+    def pytest_unconfigure(self) -> None:
+        os.close(self.fd)
+
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        self.total = len(session.items)
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_node_collection_finished(self, node: object, ids: Sequence[str]) -> None:
+        self.total = len(ids)
+
+    def pytest_runtest_logstart(self, nodeid: str) -> None:
+        with self._lock:
+            self.running[nodeid] = time.monotonic()
+
+    def pytest_runtest_logfinish(self, nodeid: str) -> None:
+        with self._lock:
+            self.running.pop(nodeid, None)
+            self.done += 1
+
+    def line(self) -> str:
+        now = time.monotonic()
+        with self._lock:
+            running = sorted(self.running.items(), key=lambda item: item[1])
+            done = self.done
+        of = f" of {self.total}" if self.total else ""
+        shown = ", ".join(f"{nodeid} ({_duration(now - t)})" for nodeid, t in running[:4])
+        more = f" and {len(running) - 4} more" if len(running) > 4 else ""
+        return (
+            f"[heartbeat {_duration(now - self.start)}] {done}{of} tests done; running: "
+            f"{shown + more if running else 'none (collecting, or between tests)'}"
+        )
+
+    def _beat(self) -> None:
+        ours = 0  # where pytest's current line stood when this last wrote
+        while not self._stop.wait(self.every):
+            # pytest's line (a file's dots) may be half written: start a line of our own.
+            width = self.writer.width_of_current_line
+            start = "\n" if width not in (0, ours) else ""
+            os.write(self.fd, f"{start}{self.line()}\n".encode())
+            ours = width
+
 
 REAL_DATA_ENV = "CODEFU_REAL_DATA"
 EASY = "codefu_easy"

@@ -7,6 +7,7 @@ Hydra overrides for `prepare` and `train`, pytest arguments for `tests` and
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import os
 import re
@@ -16,7 +17,7 @@ import sys
 import threading
 import time
 import tomllib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -191,35 +192,44 @@ def heartbeat(session: nox.Session, doing: str, every: float = INSTALL_BEAT_S) -
         thread.join()
 
 
-def install(session: nox.Session, *requirements: str, compile_bytecode: bool = True) -> None:
-    """Install `requirements` pinned by this machine's lock (`-c locks/<profile>.txt`).
+def install(
+    session: nox.Session,
+    *requirements: str,
+    compile_bytecode: bool = True,
+    into: Path | None = None,
+) -> None:
+    """Install `requirements` pinned by this machine's lock (`-c locks/<profile>.txt`) into the
+    session's virtualenv, or into the environment at `into` (a shared one, `use_env`).
 
-    A reused environment that already holds exactly this (same requirements, same lock,
-    same pyprojects) is left as it is: nothing is installed or even resolved again.
+    An environment that already holds exactly this (same requirements, same lock, same
+    pyprojects) is left as it is: nothing is installed or even resolved again.
     `compile_bytecode=False` where the environment's few imports cost less than compiling
     all of it (the comment at the install says what compiling saves).
     """
     profile = lock_profile()
-    stamp = Path(session.virtualenv.location) / ".codefu-installed"
+    location = into or Path(session.virtualenv.location)
+    stamp = location / ".codefu-installed"
     fingerprint = _install_fingerprint(profile, requirements)
     if stamp.is_file() and stamp.read_text() == fingerprint:
         session.log(f"Environment up to date with locks/{profile}.txt: nothing to install.")
         return
-    links = find_links_args(profile) if session.venv_backend == "uv" else []
+    uv = into is not None or session.venv_backend == "uv"
+    links = find_links_args(profile) if uv else []
+    args = (*requirements, "-c", str(LOCKS / f"{profile}.txt"), *links)
+    # Bytecode compiled at install (uv: all of site-packages; pip does it anyway).
+    # Every Ray worker, subprocess and CLI imports torch, transformers and veRL;
+    # where PYTHONDONTWRITEBYTECODE is set (CI machines, many containers) no import
+    # is cached and each compiles them again: `import verl` 21.7 s, compiled 8.8 s.
+    env = {"UV_COMPILE_BYTECODE": "1" if compile_bytecode else "0"}
     session.log(f"Installing {install_summary(requirements)}; later runs reuse it.")
     try:
         with heartbeat(session, "installing"):
-            session.install(
-                *requirements,
-                "-c",
-                str(LOCKS / f"{profile}.txt"),
-                *links,
-                # Bytecode compiled at install (uv: all of site-packages; pip does it anyway).
-                # Every Ray worker, subprocess and CLI imports torch, transformers and veRL;
-                # where PYTHONDONTWRITEBYTECODE is set (CI machines, many containers) no import
-                # is cached and each compiles them again: `import verl` 21.7 s, compiled 8.8 s.
-                env={"UV_COMPILE_BYTECODE": "1" if compile_bytecode else "0"},
-            )
+            if into is None:
+                session.install(*args, env=env)
+            else:
+                python = str(into / "bin" / "python")
+                session.run(uv_binary(), "pip", "install", "--python", python, *args,
+                            env=env, external=True)  # fmt: skip
     except nox.command.CommandFailed:
         if profile == "cuda":
             raise
@@ -229,6 +239,95 @@ def install(session: nox.Session, *requirements: str, compile_bytecode: bool = T
             "index (or PIP_FIND_LINKS/UV_FIND_LINKS at a folder holding the wheel)."
         )
     stamp.write_text(fingerprint)
+
+
+def uv_binary() -> str:
+    """The uv installed beside nox (as nox itself prefers), else the one on PATH."""
+    try:
+        from uv import find_uv_bin
+
+        return find_uv_bin()
+    except (ImportError, FileNotFoundError):
+        pass
+    found = shutil.which("uv")
+    if found is None:
+        raise SystemExit("uv is not installed: see the README's Prerequisites (nox and uv).")
+    return found
+
+
+def training_stack() -> tuple[str, ...]:
+    """The training environment: the trainer with its training extras (vLLM too where CUDA
+    is) and its test extra (which brings the launcher's `submit`), and the test group, so
+    that training, evaluation, the reports, the benchmarks and the trainer's tests share it."""
+    return (*group("test"), *editables(trainer=f"test,{training_extras()}"))
+
+
+def data_stack() -> tuple[str, ...]:
+    """The data environment: the data package and the judge (prepare, codefu-data, codefu-judge)."""
+    return tuple(editables(data=""))
+
+
+# Environments several sessions share (.nox/<name>): name -> (requirements, compile bytecode).
+# Built once from the lock, rebuilt when the lock or a pyproject changes (`install`'s stamp);
+# a second session reuses it and starts in seconds.
+SHARED_ENVS: dict[str, tuple[Callable[[], tuple[str, ...]], bool]] = {
+    "training": (training_stack, True),
+    "data": (data_stack, True),
+}
+
+
+@contextmanager
+def _exclusive(lock_file: Path) -> Iterator[None]:
+    """Hold an exclusive lock on `lock_file` (two sessions started at once build one env)."""
+    with lock_file.open("a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def _is_python_env(location: Path) -> bool:
+    """A virtual environment of PYTHON whose interpreter still exists."""
+    cfg = location / "pyvenv.cfg"
+    if not cfg.is_file() or not (location / "bin" / "python").exists():
+        return False
+    versions = re.findall(r"^version(?:_info)?\s*=\s*(\S+)", cfg.read_text(), re.MULTILINE)
+    return any(v == PYTHON or v.startswith(PYTHON + ".") for v in versions)
+
+
+def use_env(
+    session: nox.Session,
+    name: str,
+    requirements: Sequence[str] | None = None,
+    compile_bytecode: bool = True,
+) -> Path:
+    """The environment `.nox/<name>` (under nox's --envdir) for a session that runs without
+    its own (`python=False`): created with uv once, `requirements` installed by `install`
+    (a SHARED_ENVS name brings its own), and made the session's environment (PATH,
+    VIRTUAL_ENV). Returns its bin folder: run its programs by their path there."""
+    if requirements is None:
+        make, compile_bytecode = SHARED_ENVS[name]
+        requirements = make()
+    envdir = session.cache_dir.parent  # nox's --envdir, .nox by default
+    location = envdir / name
+    envdir.mkdir(parents=True, exist_ok=True)
+    with _exclusive(envdir / f".{name}.lock"):
+        if not _is_python_env(location):
+            session.log(f"Creating the environment {location} (Python {PYTHON}).")
+            try:
+                session.run(uv_binary(), "venv", "--quiet", "--clear", "--python", PYTHON,
+                            str(location), external=True, silent=True)  # fmt: skip
+            except nox.command.CommandFailed:
+                session.error(
+                    f"Could not create a Python {PYTHON} environment at {location} (uv's "
+                    f"reason above): install Python {PYTHON} (README, Prerequisites)."
+                )
+        install(session, *requirements, compile_bytecode=compile_bytecode, into=location)
+    bin_dir = location / "bin"
+    session.env["VIRTUAL_ENV"] = str(location)
+    session.env["PATH"] = os.pathsep.join([str(bin_dir), os.environ.get("PATH", "")])
+    return bin_dir
 
 
 # What our CLIs' exit codes mean (README "Exit codes"); a session that runs one ends nox
@@ -251,7 +350,8 @@ def run_cli(session: nox.Session, *args: str) -> None:
     except nox.command.CommandFailed as exc:
         code = exc.return_code if exc.return_code else 1
         meaning = CLI_EXIT_CODES.get(code, "see the CLI's message above")
-        name = " ".join(args[:3]) if args[0] == "python" else args[0]
+        program = Path(args[0]).name
+        name = " ".join([program, *args[1:3]]) if program == "python" else program
         session.log(f"{name} exited with code {code}: {meaning}.")
         raise SystemExit(code) from None
 
@@ -264,14 +364,15 @@ REAL_DATA_SKIPS = (
 )
 
 
-def run_pytest(session: nox.Session, *args: str) -> None:
-    """pytest, treating 'no tests collected' (exit 5) as a failure with a clear message unless
-    tests were selected; says last what skipped for lack of the real data, and how to run it."""
+def run_pytest(session: nox.Session, *args: str, bin_dir: Path | None = None) -> None:
+    """pytest (from `bin_dir`, else the session's virtualenv), treating 'no tests collected'
+    (exit 5) as a failure with a clear message unless tests were selected; says last what
+    skipped for lack of the real data, and how to run it."""
     try:
         # A crash (even at interpreter exit, after pytest's own handler is gone) prints
         # every thread's Python stack.
         session.run(
-            "pytest",
+            str(bin_dir / "pytest") if bin_dir else "pytest",
             f"--timeout={SUITE_TIMEOUT}",
             *args,
             *session.posargs,
@@ -289,31 +390,28 @@ def run_pytest(session: nox.Session, *args: str) -> None:
             session.log(REAL_DATA_SKIPS)
 
 
-@nox.session(python=PYTHON)
+@nox.session(python=False)
 @nox.parametrize("package", [*PACKAGES, "repo"])
 def tests(session: nox.Session, package: str) -> None:
     """Run one package's test suite in its own environment (`repo`: repository-level checks,
-    the lock check among them)."""
+    the lock check among them; the trainer's runs in the shared training environment)."""
     if package == "repo":
-        install(
-            session, *group("test"), "nox>=2025.2.9", "pyyaml>=6", "uv>=0.5", compile_bytecode=False
-        )
-        run_pytest(session, "tests", *PARALLEL_ARGS)
+        repo = (*group("test"), "nox>=2025.2.9", "pyyaml>=6", "uv>=0.5")
+        bin_dir = use_env(session, "tests-package-repo", repo, compile_bytecode=False)
+        run_pytest(session, "tests", *PARALLEL_ARGS, bin_dir=bin_dir)
         return
-    extras = "test,train" if package == "trainer" else "test"
-    # Of the test sessions (these and judge-tests) only the trainer's gains from compiled
-    # bytecode: its Ray workers and subprocesses import veRL again and again. Measured from a
-    # fresh environment on 2 cores: compiling took data's 55 s to save 18 s of its tests, the
-    # launcher's 40 s to save none (its suite waits on network-namespace clusters).
-    install(
-        session,
-        *group("test"),
-        *editables(**{package: extras}),
-        compile_bytecode=package == "trainer",
-    )
+    if package == "trainer":
+        bin_dir = use_env(session, "training")
+    else:
+        # Of the test environments only the trainer's gains from compiled bytecode: its Ray
+        # workers and subprocesses import veRL again and again. Measured from a fresh
+        # environment on 2 cores: compiling took data's 55 s to save 18 s of its tests, the
+        # launcher's 40 s to save none (its suite waits on network-namespace clusters).
+        requirements = (*group("test"), *editables(**{package: "test"}))
+        bin_dir = use_env(session, f"tests-package-{package}", requirements, False)
     ignore = ["--ignore=packages/sandbox/tests/judge"] if package == "sandbox" else []
     parallel = PARALLEL_ARGS if package in PARALLEL_SUITES else ()
-    run_pytest(session, f"packages/{package}/tests", *ignore, *parallel)
+    run_pytest(session, f"packages/{package}/tests", *ignore, *parallel, bin_dir=bin_dir)
 
 
 @nox.session(name="judge-tests", python=PYTHON)
@@ -393,32 +491,36 @@ def lock(session: nox.Session) -> None:
         session.log(f"locks/{profile}.txt matches the pyprojects and resolves.")
 
 
-@nox.session(python=PYTHON)
+@nox.session(python=False)
 def prepare(session: nox.Session) -> None:
     """Prepare the tiered veRL datasets; arguments are Hydra overrides (e.g. data.source=DIR)."""
-    install(session, *editables(data=""))
-    run_cli(session, "codefu-data", "prepare", "--config-dir", str(ROOT / "conf"), *session.posargs)
+    bin_dir = use_env(session, "data")
+    conf = str(ROOT / "conf")
+    run_cli(session, str(bin_dir / "codefu-data"), "prepare", "--config-dir", conf,
+            *session.posargs)  # fmt: skip
 
 
-@nox.session(python=PYTHON)
+@nox.session(python=False)
 def train(session: nox.Session) -> None:
     """Train (cluster=local), rehearse on CPU (cluster=cpu: TRL; cluster=cpu_verl: veRL's own
     trainer, docs/train.md "veRL on CPU") or submit (cluster=sagemaker_*).
 
     Arguments are Hydra overrides: `nox -s train -- cluster=sagemaker_p4de trainer.total_epochs=1`.
     """
-    install(session, *editables(trainer=training_extras(), launcher="submit"))
-    run_cli(session, "codefu-train", "--config-dir", str(ROOT / "conf"), *session.posargs)
+    bin_dir = use_env(session, "training")
+    run_cli(session, str(bin_dir / "codefu-train"), "--config-dir", str(ROOT / "conf"),
+            *session.posargs)  # fmt: skip
 
 
-@nox.session(python=PYTHON)
+@nox.session(python=False)
 def smoke(session: nox.Session) -> None:
     """`codefu-train --smoke`: 3 GRPO steps of veRL's trainer on this machine's GPU (its CPU
     without one), checkpoint, torn-step resume, export, and the per-phase memory table
     (docs/smoke.md). Arguments are Hydra overrides: `nox -s smoke -- cluster=local`."""
-    install(session, *editables(trainer=training_extras(), launcher="submit"))
+    bin_dir = use_env(session, "training")
     conf = str(ROOT / "conf")
-    run_cli(session, "codefu-train", "--config-dir", conf, "--smoke", *session.posargs)
+    run_cli(session, str(bin_dir / "codefu-train"), "--config-dir", conf, "--smoke",
+            *session.posargs)  # fmt: skip
 
 
 def console_scripts() -> dict[str, str]:
@@ -432,15 +534,19 @@ def console_scripts() -> dict[str, str]:
     }
 
 
-def cli_requirements(script: str) -> dict[str, str]:
-    """What `nox -s cli -- SCRIPT` installs: SCRIPT's package with the extras it needs."""
+def cli_environment(script: str) -> tuple[str, tuple[str, ...] | None]:
+    """Where `nox -s cli -- SCRIPT` runs: a shared environment that holds SCRIPT
+    (SHARED_ENVS: the requirements are its own), else the `cli` environment with SCRIPT's
+    package and the extras it needs."""
     package = console_scripts()[script]
     if script in ("codefu-train", "codefu-eval"):
-        return {"trainer": training_extras(), "launcher": "submit"}
-    return {package: {"launcher": "submit"}.get(package, "")}
+        return "training", None
+    if package in ("data", "sandbox"):
+        return "data", None
+    return "cli", tuple(editables(**{package: {"launcher": "submit"}.get(package, "")}))
 
 
-@nox.session(python=PYTHON)
+@nox.session(python=False)
 def cli(session: nox.Session) -> None:
     """Any of the packages' commands in an environment holding it:
     `nox -s cli -- codefu-judge --help` (also codefu-data, codefu-reward, codefu-train,
@@ -452,11 +558,12 @@ def cli(session: nox.Session) -> None:
             f"Usage: nox -s cli -- COMMAND [ARGS...]; the commands are {', '.join(scripts)}. "
             f"{given}Example: nox -s cli -- codefu-judge --help"
         )
-    install(session, *editables(**cli_requirements(session.posargs[0])))
-    run_cli(session, *session.posargs)
+    name, requirements = cli_environment(session.posargs[0])
+    bin_dir = use_env(session, name, requirements)
+    run_cli(session, str(bin_dir / session.posargs[0]), *session.posargs[1:])
 
 
-@nox.session(python=PYTHON)
+@nox.session(python=False)
 def report(session: nox.Session) -> None:
     """PNG plots of a training run's metrics, the judge panel among them, and a table of the
     judge metrics: `nox -s report -- RUN_DIR` (its metrics.jsonl, else the MLflow run it
@@ -467,26 +574,26 @@ def report(session: nox.Session) -> None:
             "nox -s report -- --mlflow-run RUN_ID [--tracking-uri URI] (default URI: "
             "MLFLOW_TRACKING_URI)."
         )
-    install(session, *editables(trainer="train"))
-    run_cli(session, "python", "-m", "codefu_trainer.training.report", *session.posargs)
+    python = str(use_env(session, "training") / "python")
+    run_cli(session, python, "-m", "codefu_trainer.training.report", *session.posargs)
 
 
-@nox.session(python=PYTHON)
+@nox.session(python=False)
 def evaluate(session: nox.Session) -> None:
     """pass@k of a model on held-out problems: `nox -s evaluate -- model.path=DIR [overrides]`;
     `nox -s evaluate -- compare DIR_A DIR_B` sets two evaluations side by side."""
-    install(session, *editables(trainer=training_extras()))
+    bin_dir = use_env(session, "training")
     args = session.posargs
     if args[:1] != ["compare"]:
         args = ["--config-dir", str(ROOT / "conf"), *args]
-    run_cli(session, "codefu-eval", *args)
+    run_cli(session, str(bin_dir / "codefu-eval"), *args)
 
 
-@nox.session(python=PYTHON)
+@nox.session(python=False)
 def bench(session: nox.Session) -> None:
     """Benchmarks: `nox -s bench -- judge|reward|data|eval|languages|callbased` (judge, reward
     and data when none is named)."""
-    install(session, *group("test"), *editables(trainer="test,train"))  # eval needs train
+    python = str(use_env(session, "training") / "python")  # eval needs the training stack
     names = session.posargs or ["judge", "reward", "data"]
     for name in names:
         script = ROOT / "benchmarks" / f"bench_{name}.py"
@@ -495,7 +602,7 @@ def bench(session: nox.Session) -> None:
                 p.stem.removeprefix("bench_") for p in (ROOT / "benchmarks").glob("bench_*.py")
             )
             session.error(f"Unknown benchmark {name!r}; choose from: {', '.join(known)}.")
-        session.run("python", str(script))
+        session.run(python, str(script))
 
 
 @nox.session(python=PYTHON)

@@ -1,6 +1,6 @@
 """`nox -s cli -- COMMAND`: every command the README names is reachable from a fresh clone.
 
-The commands are console scripts inside nox's environments (`.nox/<session>/bin`), not on
+The commands are console scripts inside nox's environments (`.nox/<environment>/bin`), not on
 the user's PATH; `nox -s cli` installs the package a command belongs to and runs it.
 """
 

@@ -157,3 +157,13 @@ def test_the_readme_test_command_is_what_ci_runs() -> None:
     first_block = FENCE.search(tests_section)
     assert first_block, "README's 'The tests' shows no command"
     assert first_block.group(1).strip() == runs[0]
+
+
+def test_the_readme_shows_both_main_commands_and_a_safe_install_on_its_first_screen() -> None:
+    head = "\n".join((ROOT / "README.md").read_text().splitlines()[:40])
+    assert "nox -s prepare && nox -s train -- cluster=cpu" in head
+    assert "nox -s lint tests judge-tests" in head
+    # nox and uv go into a virtual environment of their own, never the system Python.
+    assert "python3 -m venv" in head and "python3 -m pip install" not in head
+    ci = (ROOT / ".ci" / "run").read_text()
+    assert "python3 -m venv" in ci and not re.search(r"^python3 -m pip install", ci, re.M)

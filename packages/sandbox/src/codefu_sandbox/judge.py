@@ -55,7 +55,9 @@ __all__ = [
 
 
 def default_cache_dir() -> Path:
-    """$CODEFU_CACHE_DIR, else ~/.cache/codefu."""
+    """$CODEFU_CACHE_DIR, else ~/.cache/codefu: the root of every cache the project keeps
+    (the judge's compile cache is its top level; the rehearsal's warm starts and the offline
+    bundle's wheels are in its `rehearsal/` and `bundle/`)."""
     env = os.environ.get("CODEFU_CACHE_DIR")
     return Path(env) if env else Path.home() / ".cache" / "codefu"
 

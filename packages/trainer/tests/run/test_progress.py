@@ -31,6 +31,21 @@ def test_a_line_when_the_interval_has_passed_with_elapsed_and_time_left() -> Non
     assert out.getvalue() == "warm start: 60/300, loss 1.250, 6s elapsed, ~24s left\n"
 
 
+def test_time_left_is_paced_by_the_steps_after_the_first() -> None:
+    """The first step's one-off costs (10 s here, the others 1 s) do not inflate the estimate."""
+    clock, out = Clock(), io.StringIO()
+    progress = Progress("warm start", 300, every_s=5.0, clock=clock, out=out)
+    clock.now += 10.0
+    progress.update(1)
+    for done in range(2, 7):
+        clock.now += 1.0
+        progress.update(done)
+    assert out.getvalue().splitlines() == [
+        "warm start: 1/300, 10s elapsed",  # no pace yet: no estimate
+        "warm start: 6/300, 15s elapsed, ~294s left",  # 294 steps at 1 s, not 735 s
+    ]
+
+
 @given(st.lists(st.floats(min_value=0.0, max_value=30.0), min_size=1, max_size=60))
 def test_no_silence_longer_than_the_interval_plus_one_step_and_the_end_is_shown(
     step_seconds: list[float],

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import io
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -249,6 +251,21 @@ def test_report_of_a_dir_without_metrics_or_store_says_what_to_pass(
     err = capsys.readouterr().err
     assert "No metrics.jsonl and no MLflow store" in err and "--mlflow-run" in err
     assert not (tmp_path / "mlflow.db").exists()  # looking created no store
+
+
+def test_a_wrong_run_dir_is_answered_before_mlflow_is_imported(tmp_path: Path) -> None:
+    """`nox -s report -- /wrong/path` answers in a second, not after MLflow's imports."""
+    code = (
+        "import sys\n"
+        "from codefu_trainer.training.report.cli import main\n"
+        f"code = main([{str(tmp_path / 'nowhere')!r}])\n"
+        "print(code, 'mlflow' in sys.modules, 'matplotlib' in sys.modules)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert done.stdout.split() == ["2", "False", "False"], done.stdout + done.stderr
+    assert done.stderr.startswith(f"report: {tmp_path / 'nowhere'} is not a directory")
 
 
 def test_report_of_a_run_killed_mid_line_names_the_file_and_draws_nothing(

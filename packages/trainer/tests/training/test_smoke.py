@@ -47,6 +47,9 @@ GENERATIONS = 4
 # SMOKE_SECONDS and the test that sets it up a little more, which still ends a hang.
 SMOKE_SECONDS = 2300
 pytestmark = pytest.mark.timeout(SMOKE_SECONDS + 100)
+# The smoke's console: its own lines (stages, the table, where the logs are); veRL's
+# configuration, library warnings and Ray's notices go to the logs (docs/smoke.md).
+CONSOLE_LINES = 150
 
 
 @pytest.fixture(scope="module")
@@ -65,7 +68,7 @@ def ran(tmp_path_factory: pytest.TempPathFactory) -> dict:
     out = done.stdout + done.stderr
     assert done.returncode == 0, out[-8000:]
     logs = {name: (run_dir / "smoke" / f"{name}.log").read_text() for name in ("train", "resume")}
-    return {"run_dir": run_dir, "out": out, **logs}
+    return {"run_dir": run_dir, "out": out, "console": out.splitlines(), **logs}
 
 
 def _steps(log: str) -> list[dict[str, float]]:
@@ -206,6 +209,25 @@ def test_the_table_has_each_phase_of_each_step_measured(ran: dict) -> None:
     assert "judging after the last response of a step: at most" in printed
     assert printed.count(" ok     ") == 4  # train, torn, resume, export
     assert "codefu-train --smoke: passed" in ran["out"]
+
+
+@pytest.mark.slow
+@pytest.mark.ray
+def test_the_console_shows_each_stage_and_the_table_and_the_logs_keep_the_rest(
+    ran: dict,
+) -> None:
+    console = ran["console"]
+    assert len(console) < CONSOLE_LINES, "\n".join(console)
+    for stage in ("train", "torn", "resume", "export"):
+        assert f"codefu-train --smoke: {stage}: ok" in console, stage
+    for name in table.PHASES:  # the table's rows
+        assert any(line.startswith(f"{name:<22}") for line in console), name
+    assert console[-1].startswith("codefu-train --smoke: passed")
+    log = ran["run_dir"] / "codefu-train.log"
+    assert f"goes to {log}" in ran["out"]
+    # veRL's step lines and configuration are in the stages' logs, not on the console.
+    assert not any("critic/score/mean:" in line for line in console)
+    assert "critic/score/mean:" in ran["train"]
 
 
 # --- the pieces, without a run ---------------------------------------------------------------

@@ -191,6 +191,24 @@ def test_one_step_of_judge_metrics_through_verl(local_ray: None, tmp_path: Path)
     assert metrics["judge/queue_high_water"] >= 1
 
 
+def test_each_step_prints_a_line_of_the_projects_with_the_judge_verdicts() -> None:
+    from codefu_trainer.run.console import is_ours
+    from codefu_trainer.training.verl.trainer import step_line
+
+    metrics = {
+        "judge/verdict/AC": 0.25,
+        "judge/compiled": 0.5,
+        "judge/has_code": 1.0,
+        "judge/samples": 4.0,
+    }
+    line = step_line(2, 3, metrics)
+    assert (
+        line == "codefu-train: step 2/3 judged: AC 0.25, compiled 0.50, has code 1.00 of 4 samples"
+    )
+    assert is_ours(line)  # shown on a quiet console, also behind Ray's actor prefix
+    assert step_line(1, None, {}) == "codefu-train: step 1 judged: no judge metrics"
+
+
 def test_task_runner_is_verls_with_the_judge_trainer_mode() -> None:
     """What verl_main passes to run_ppo: veRL's TaskRunnerV1, whose run selects codefu_<mode>."""
     from verl.trainer.main_ppo import TaskRunnerV1

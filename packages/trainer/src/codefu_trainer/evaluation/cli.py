@@ -22,6 +22,7 @@ from pathlib import Path
 
 from codefu_trainer.evaluation.config import compose_eval
 from codefu_trainer.evaluation.store import StoreError
+from codefu_trainer.run import console
 from codefu_trainer.run.compose import PrerequisiteError, default_conf_dir
 from codefu_trainer.run.overrides import ConfigError, one_line
 from codefu_trainer.run.prepared_data import BadInputError
@@ -44,11 +45,19 @@ def evaluate_command(argv: Sequence[str]) -> int:
         "--config-dir", type=Path, default=None, help="the repository's conf/ (default ./conf)"
     )
     parser.add_argument(
+        "--verbose",
+        action="store_true",
+        help="show library output (warnings, Ray's messages) here instead of in the "
+        "evaluation's log file <eval dir>/codefu-eval.log",
+    )
+    parser.add_argument(
         "overrides",
         nargs="*",
         help="Hydra overrides of conf/eval.yaml, e.g. cluster=cpu model.path=runs/<run>/model",
     )
     args = parser.parse_args(argv)
+    if args.verbose:
+        console.show_everything()
     conf_dir = (args.config_dir or default_conf_dir()).expanduser().resolve()
     require_training_stack("evaluate")
     try:
@@ -100,6 +109,7 @@ def compare_command(argv: Sequence[str]) -> int:
     return 0
 
 
+@console.command("codefu-eval")  # quiet once the evaluation has its directory (run/console.py)
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     try:

@@ -47,9 +47,15 @@ from codefu_trainer.evaluation.store import (
     read_samples,
 )
 from codefu_trainer.evaluation.summary import format_table, summarize
+from codefu_trainer.run import console
 from codefu_trainer.run.config import TrainConfig, mlflow_tracking_uri
 
 Log = Callable[[str], None]
+
+
+def say(text: str) -> None:
+    """An evaluation's lines and table: on the terminal even when the console is quiet."""
+    print(text, file=console.stdout(), flush=True)
 
 
 @dataclass(frozen=True)
@@ -126,7 +132,7 @@ def _judge(service: Any, pairs: list[tuple[Unit, Generated]]) -> tuple[list[dict
     return records, time.perf_counter() - start
 
 
-def evaluate(cfg: EvalConfig, tracking_dir: Path | None = None, log: Log = print) -> EvalOutcome:
+def evaluate(cfg: EvalConfig, tracking_dir: Path | None = None, log: Log = say) -> EvalOutcome:
     """Evaluate (or finish evaluating) `cfg`; MLflow goes to `tracking_dir` (default: eval.out)."""
     from codefu_trainer.run.gpu import visible_gpu_count
 
@@ -140,6 +146,7 @@ def evaluate(cfg: EvalConfig, tracking_dir: Path | None = None, log: Log = print
     out = Path(cfg.eval.out).expanduser().resolve() if cfg.eval.out else None
     out = out or default_out_dir(cfg, identity)
     open_store(out, identity)
+    console.log_to(out)  # library output to <out>/codefu-eval.log (<run dir>'s under training)
     done = {(str(r["problem"]), int(r["sample"])) for r in read_samples(out)}
     batches = plan_batches(problems, cfg.eval)
     todo = [(i, b) for i, b in enumerate(batches) if any(u.key not in done for u in b)]

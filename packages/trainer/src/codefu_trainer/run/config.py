@@ -217,7 +217,8 @@ class RehearsalConfig:
     warmup_steps: int = 300
     warmup_lr: float = 3e-3
     # The warm-started base model is cached here, keyed by the settings that determine it.
-    cache_dir: str = "~/.cache/codefu/rehearsal"
+    # None: <cache root>/rehearsal, the root $CODEFU_CACHE_DIR (default ~/.cache/codefu).
+    cache_dir: str | None = None
     # -1 flips the judge's scores before the update (a control: the score must then not rise).
     reward_sign: int = 1
     # Below 1 so a sample of a memorised ~300-byte program seldom picks a wrong byte; the

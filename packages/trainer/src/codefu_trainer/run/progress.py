@@ -19,7 +19,11 @@ EVERY_S = 5.0
 
 class Progress:
     """`update(done, loss=...)` after each step prints `label: done/total, values, elapsed,
-    ~left` when `every_s` seconds have passed since the last line, and always at the last step."""
+    ~left` when `every_s` seconds have passed since the last line, and always at the last step.
+
+    The time left is the steps left at the pace of the steps after the first update: the
+    first step carries one-off costs (the warm start's first step took seconds more than the
+    others, and an estimate from it said 719 s for 267 s of work)."""
 
     def __init__(
         self,
@@ -37,17 +41,23 @@ class Progress:
         self.out = out
         self.start = clock()
         self.last = self.start
+        self.first: tuple[float, int] | None = None  # (time, done) at the first update
 
     def update(self, done: int, **values: float) -> None:
         now = self.clock()
+        if self.first is None:
+            self.first = (now, done)
         if done < self.total and now - self.last < self.every_s:
             return
         self.last = now
         elapsed = now - self.start
-        left = elapsed / done * (self.total - done) if done else float("nan")
+        since, done_then = self.first
+        left = ""  # no pace yet: nothing was done after the first update
+        if done > done_then:
+            left = f", ~{(now - since) / (done - done_then) * (self.total - done):.0f}s left"
         shown = "".join(f", {k} {v:.3f}" for k, v in values.items())
         print(
-            f"{self.label}: {done}/{self.total}{shown}, {elapsed:.0f}s elapsed, ~{left:.0f}s left",
+            f"{self.label}: {done}/{self.total}{shown}, {elapsed:.0f}s elapsed{left}",
             file=self.out or sys.stdout,
             flush=True,
         )

@@ -23,6 +23,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
+from codefu_trainer.run import console
+
 METRICS_FILE = "metrics.jsonl"
 MLFLOW_RUN_ID_FILE = "mlflow_run_id.txt"
 RUN_NAME_TAG = "codefu.run_name"
@@ -168,10 +170,8 @@ class Tracker:
         params: Mapping[str, Any] | None = None,
         out: TextIO | None = None,
     ) -> None:
-        import sys
-
         self.run_dir = run_dir
-        self.out = out or sys.stdout
+        self.out = out  # None: the console's stdout (the terminal even when quiet)
         self._header_printed = False
         self._mlflow: Any = None
         run_dir.mkdir(parents=True, exist_ok=True)
@@ -223,7 +223,7 @@ class Tracker:
             header = f"{'step':>5} " + " ".join(
                 f"{h:>{_width(fmt)}}" for _, h, fmt in CONSOLE_COLUMNS
             )
-            print(header + "  verdicts", file=self.out)
+            print(header + "  verdicts", file=self.out or console.stdout())
             self._header_printed = True
         cells = []
         for key, _, fmt in CONSOLE_COLUMNS:
@@ -234,7 +234,11 @@ class Tracker:
             for k, v in sorted(metrics.items())
             if k.startswith("judge/verdict/") and v > 0
         )
-        print(f"{step:>5} " + " ".join(cells) + f"  {verdicts}", file=self.out, flush=True)
+        print(
+            f"{step:>5} " + " ".join(cells) + f"  {verdicts}",
+            file=self.out or console.stdout(),
+            flush=True,
+        )
 
     def close(self) -> None:
         if self._mlflow is not None:

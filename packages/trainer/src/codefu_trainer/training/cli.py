@@ -20,6 +20,7 @@ from pathlib import Path
 from omegaconf import OmegaConf
 
 from codefu_data.reader import DataError
+from codefu_trainer.run import console
 from codefu_trainer.run.compose import PrerequisiteError, default_conf_dir
 from codefu_trainer.run.config import TrainConfig
 from codefu_trainer.run.overrides import ConfigError, one_line, split_overrides
@@ -49,6 +50,7 @@ def check(cluster: Cluster, cfg: TrainConfig, launch: Launch) -> int:
     return 0
 
 
+@console.command("codefu-train")  # quiet once a run has its directory (run/console.py)
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="codefu-train",
@@ -91,12 +93,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--verbose",
         action="store_true",
-        help="a SageMaker dry run also shows the SageMaker SDK's log lines",
+        help="show library output (warnings, veRL's configuration, Ray's messages; a SageMaker "
+        "dry run's SDK log lines) here instead of in the run's log file <run dir>/codefu-train.log",
     )
     parser.add_argument(
         "overrides", nargs="*", help="Hydra overrides, e.g. cluster=cpu trainer.total_epochs=1"
     )
     args = parser.parse_args(argv)
+    if args.verbose:
+        console.show_everything()
     conf_dir: Path = (args.config_dir or default_conf_dir()).expanduser().resolve()
     try:
         if args.smoke:

@@ -16,8 +16,9 @@ warm-started ones (a mixed set: `data.source=[lcb.jsonl,taco.jsonl]`), or alone 
 `rehearsal.problems=0`, where the warm start is skipped.
 
 The result depends only on the seed, the model shape, the warm-start settings and the
-examples, so it is cached under `rehearsal.cache_dir/<hash of those>` and copied into the
-run directory (`<run dir>/base_model`), which keeps a run self-contained.
+examples, so it is cached under `rehearsal.cache_dir/<hash of those>` (by default the
+project's cache root's `rehearsal/`, `warm_start_cache`) and copied into the run directory
+(`<run dir>/base_model`), which keeps a run self-contained.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from codefu_data.compose import ConfigError
+from codefu_sandbox import default_cache_dir
 from codefu_sandbox.languages import DEFAULT_LANGUAGE, get
 from codefu_trainer.run.config import RehearsalConfig, TinyModelConfig
 
@@ -131,6 +133,14 @@ def select_problems(
     return chosen, examples
 
 
+def warm_start_cache(r: RehearsalConfig) -> Path:
+    """Where warm-started models are cached: `rehearsal.cache_dir`, else `rehearsal/` under
+    the project's cache root ($CODEFU_CACHE_DIR, default ~/.cache/codefu)."""
+    if r.cache_dir:
+        return Path(r.cache_dir).expanduser()
+    return default_cache_dir() / "rehearsal"
+
+
 def cache_key(
     shape: TinyModelConfig, r: RehearsalConfig, examples: Sequence[tuple[Any, str]]
 ) -> str:
@@ -159,7 +169,7 @@ def cached_base_model(
 
     if (out_dir / "config.json").is_file() and (out_dir / "tokenizer.json").is_file():
         return out_dir
-    cache_root = Path(r.cache_dir).expanduser()
+    cache_root = warm_start_cache(r)
     cached = cache_root / cache_key(shape, r, examples)
     if (cached / "config.json").is_file():
         print(f"codefu-train: warm-started base model from the cache {cached}", flush=True)

@@ -27,6 +27,7 @@ from typing import Any
 from omegaconf import DictConfig, OmegaConf
 
 from codefu_trainer.reward.step_metrics import failure_alert, step_metrics
+from codefu_trainer.run import console
 from codefu_trainer.run.config import (
     ModelKind,
     RehearsalConfig,
@@ -429,6 +430,7 @@ def _grpo_args(cfg: TrainConfig, algo: Mapping[str, Any], ckpt_dir: Path) -> Any
 
 def run(cfg: TrainConfig, verl: DictConfig, run_dir: Path) -> Path:
     """Run the rehearsal; returns the final model directory."""
+    console.log_to(run_dir)  # library output to <run dir>/codefu-train.log
     # MLflow's INFO lines (database setup, new experiment) would land in the step table.
     os.environ.setdefault("MLFLOW_LOGGING_LEVEL", "WARNING")
     with Heartbeat("codefu-train: loading the training stack (Ray, transformers, TRL)"):

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from codefu_trainer.training.report.plots import make_plots
-from codefu_trainer.training.report.records import NoMetricsError, load_records
+from codefu_trainer.training.report.records import NoMetricsError, load_records, require_run_dir
 from codefu_trainer.training.report.table import judge_table
 
 
@@ -52,6 +52,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.run_dir is None and not args.mlflow_run:
         parser.error("pass a run directory, or --mlflow-run RUN_ID [--tracking-uri URI]")
+    try:
+        if not args.mlflow_run:  # a wrong path is answered before MLflow is imported
+            require_run_dir(args.run_dir)
+    except NoMetricsError as exc:
+        print(f"report: {exc}", file=sys.stderr)
+        return 2
     from mlflow.exceptions import MlflowException
 
     try:

@@ -55,6 +55,14 @@ def _read_metrics_file(run_dir: Path) -> list[dict[str, Any]]:
         ) from None
 
 
+def require_run_dir(run_dir: Path) -> None:
+    """NoMetricsError unless `run_dir` is a directory (checked before MLflow is imported)."""
+    if not run_dir.is_dir():
+        raise NoMetricsError(
+            f"{run_dir} is not a directory: pass the run directory that `nox -s train` printed."
+        )
+
+
 def load_records(
     run_dir: Path | None = None,
     mlflow_run: str | None = None,
@@ -78,10 +86,7 @@ def load_records(
         if not steps:
             raise NoMetricsError(f"{run_dir / METRICS_FILE} holds no steps yet.")
         return Records(steps, str(run_dir / METRICS_FILE))
-    if not run_dir.is_dir():
-        raise NoMetricsError(
-            f"{run_dir} is not a directory: pass the run directory that `nox -s train` printed."
-        )
+    require_run_dir(run_dir)
     uri, own_store = _run_dir_store(run_dir)
     if uri is None:
         raise NoMetricsError(

@@ -139,6 +139,7 @@ def build_job_spec(
             "--config-dir",
             JOB_CONFIG_DIR,
             *(["--force"] if force else []),
+            "--verbose",  # a job's log (CloudWatch) keeps everything, libraries' lines too
             *job_overrides(cfg, user_overrides),
         ],
         source_dir=str(conf_dir),

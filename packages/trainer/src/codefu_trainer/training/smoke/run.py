@@ -23,6 +23,7 @@ import importlib.util
 from collections.abc import Sequence
 from pathlib import Path
 
+from codefu_trainer.run import console
 from codefu_trainer.run.stack import VERL
 from codefu_trainer.training.smoke.stages import prepare, run_stages
 from codefu_trainer.training.smoke.table import (
@@ -60,7 +61,7 @@ def main(conf_dir: Path, user: Sequence[str]) -> int:
         lines.append(f"stage {stage.name:<7}{mark} {stage.seconds:7.1f} s  {stage.detail}")
     report = "\n".join(lines)
     (smoke.run_dir / "smoke" / "table.txt").write_text(report + "\n")
-    print("\n" + report, flush=True)
+    print("\n" + report, file=console.stdout(), flush=True)
     passed = len(smoke.stages) == 4 and all(s.ok for s in smoke.stages)
     memory_ok = all(r.verdict not in ("PLAN BELOW", "PLAN ABOVE") for r in rows)
     if smoke.gpu is not None and any(r.measured_gib is None for r in rows[1:]):

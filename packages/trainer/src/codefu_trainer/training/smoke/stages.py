@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from codefu_trainer.run import console
 from codefu_trainer.run.config import TinyModelConfig
 from codefu_trainer.training.phase_probe import GPU_INDEX_ENV, PHASE_LOG_ENV, ROOT_PID_ENV
 
@@ -143,12 +144,14 @@ def steps_overrides(gpu: int | None, steps: int) -> list[str]:
 
 
 def run_stage(smoke: Smoke, name: str, steps: int) -> tuple[int, str]:
-    """`codefu-train` to step `steps` in its own process (Ray in a temp dir of its own); its
-    output goes to the console and <run dir>/smoke/<name>.log. Returns (exit code, log)."""
+    """`codefu-train --verbose` to step `steps` in its own process (Ray in a temp dir of its
+    own); all its output goes to <run dir>/smoke/<name>.log, the project's lines also to the
+    console (all of it with --verbose). Returns (exit code, log)."""
     argv = [
         sys.executable,
         "-m",
         "codefu_trainer.training.cli",
+        "--verbose",  # everything to this process, which keeps it in the stage's log
         "--config-dir",
         str(smoke.conf_dir),
         *smoke.overrides[:1],
@@ -168,7 +171,8 @@ def run_stage(smoke: Smoke, name: str, steps: int) -> tuple[int, str]:
             )
             assert proc.stdout is not None
             for line in proc.stdout:
-                sys.stdout.write(line)
+                if console.shows(line):
+                    sys.stdout.write(line)
                 log.write(line)
                 lines.append(line)
             code = proc.wait()
@@ -320,6 +324,7 @@ def prepare(conf_dir: Path, user: Sequence[str]) -> Smoke:
     cfg = to_train_config(compose_train(conf_dir, mine))
     run_dir = resolve_run_dir(cfg)
     (run_dir / "smoke").mkdir(parents=True, exist_ok=True)
+    console.log_to(run_dir)  # library output (and the sample's preparation) to its log
     data = Path(cfg.data.out_dir)
     if not has_key(user, "data.out_dir"):
         from codefu_data.config import DataConfig

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from omegaconf import DictConfig, OmegaConf
 
+from codefu_trainer.run import console
 from codefu_trainer.run.config import TrainConfig, final_model_dir
 from codefu_trainer.run.tracking import continue_mlflow_run
 from codefu_trainer.training.checkpoints.export import export_final_model
@@ -41,6 +42,7 @@ def run(verl: DictConfig, cfg: TrainConfig, run_dir: Path) -> int:
 def train(verl: DictConfig, cfg: TrainConfig, run_dir: Path) -> int:
     """veRL's trainer, then the final model; returns an exit code (EXIT_CHECKPOINT when the
     checkpoints cannot be resumed from or exported as they are)."""
+    console.log_to(run_dir)  # library output to <run dir>/codefu-train.log
     try:
         return _train_and_export(verl, cfg, run_dir)
     except CheckpointError as exc:

@@ -39,7 +39,13 @@ from codefu_trainer.reward.verl_metrics import (
     reward_config_in,
 )
 
-__all__ = ["PREFIX", "judge_task_runner", "judge_trainer_name", "mlflow_run_for_this_config"]
+__all__ = [
+    "PREFIX",
+    "judge_task_runner",
+    "judge_trainer_name",
+    "mlflow_run_for_this_config",
+    "step_line",
+]
 
 log = logging.getLogger(__name__)
 
@@ -105,6 +111,8 @@ def _make_trainer(base: type, mode: str) -> type:
                 probe.begin("rollout")
             batch = super().step(metrics, timing_raw)
             self.codefu_judge_metrics(batch, metrics)
+            total = getattr(self, "total_training_steps", None)
+            print(step_line(int(self.global_steps), total, metrics), flush=True)
             if probe is not None:
                 probe.write_step(int(self.global_steps), metrics)
             return batch
@@ -160,6 +168,26 @@ def _make_trainer(base: type, mode: str) -> type:
 
     CodeFuJudgeTrainer.__name__ = CodeFuJudgeTrainer.__qualname__ = f"CodeFu{base.__name__}"
     return CodeFuJudgeTrainer
+
+
+def step_line(step: int, total: int | None, metrics: dict) -> str:
+    """The project's line for a finished veRL step (veRL's own `step:N - …` line, with every
+    metric, goes to the run's log): the step and the judge's verdicts of its samples."""
+    of = f"/{total}" if total else ""
+    shares = [
+        f"{label} {metrics[key]:.2f}"
+        for label, key in (
+            ("AC", "judge/verdict/AC"),
+            ("compiled", "judge/compiled"),
+            ("has code", "judge/has_code"),
+        )
+        if key in metrics
+    ]
+    samples = metrics.get("judge/samples")
+    judged = f" of {samples:.0f} samples" if samples else ""
+    return (
+        f"codefu-train: step {step}{of} judged: {', '.join(shares) or 'no judge metrics'}{judged}"
+    )
 
 
 def _registered(name: str) -> bool:

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from omegaconf import DictConfig, OmegaConf
 
+from codefu_trainer.run import console
 from codefu_trainer.run.config import TrainConfig
 
 
@@ -34,6 +35,8 @@ def run(verl: DictConfig, cfg: TrainConfig, run_dir: Path) -> int:
     train (veRL's trainer and the model export, `verl.main.train`), and stop the Ray
     cluster it started, whatever happens."""
     import os
+
+    console.log_to(run_dir)  # library output to <run dir>/codefu-train.log
 
     import ray
 
