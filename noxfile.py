@@ -394,13 +394,14 @@ def run_pytest(session: nox.Session, *args: str, bin_dir: Path | None = None) ->
 @nox.parametrize("package", [*PACKAGES, "repo"])
 def tests(session: nox.Session, package: str) -> None:
     """Run one package's test suite in its own environment (`repo`: repository-level checks,
-    the lock check among them; the trainer's runs in the shared training environment)."""
+    the lock check among them); the trainer's and the data package's (whose test extra needs
+    veRL) run in the shared training environment."""
     if package == "repo":
         repo = (*group("test"), "nox>=2025.2.9", "pyyaml>=6", "uv>=0.5")
         bin_dir = use_env(session, "tests-package-repo", repo, compile_bytecode=False)
         run_pytest(session, "tests", *PARALLEL_ARGS, bin_dir=bin_dir)
         return
-    if package == "trainer":
+    if package in ("trainer", "data"):
         bin_dir = use_env(session, "training")
     else:
         # Of the test environments only the trainer's gains from compiled bytecode: its Ray
