@@ -217,6 +217,8 @@ class HFServer:
             return_dict_in_generate=True,
             output_logits=True,
         )
+        if self.model.device != self.device:  # put to sleep and not woken: a batch wakes it
+            self.model.to(self.device)
         ids, mask = ids.to(self.device), mask.to(self.device)
         out = self.model.generate(input_ids=ids, attention_mask=mask, generation_config=gen)
         new = out.sequences[:, width:].cpu()
@@ -360,7 +362,10 @@ class HFRollout(BaseRollout):
         return self._server
 
     async def resume(self, tags: list[str]) -> None:
-        """The server restores its own memory (`HFServer.wake_up`): nothing to do here."""
+        """Before a weight sync veRL resumes the rollout's weights (its replicas' `sleep` put
+        the server's model on the CPU): the model back on its GPU (`HFServer.wake_up`)."""
+        if "weights" in tags:
+            await self._server_handle().wake_up.remote()
 
     async def release(self) -> None:
         """The server frees its own memory (`HFServer.sleep`): nothing to do here."""
