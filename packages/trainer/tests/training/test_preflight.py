@@ -337,6 +337,14 @@ def test_checkpoint_disk_is_counted_per_node(gpu_sized_data: Path) -> None:
     )
     assert unbounded is not None and not unbounded.ok
     assert unbounded.fix == "trainer.max_actor_ckpt_to_keep=3"
+    # A run of a set length keeps at most its own saves (the GPU smoke: 3 steps, each saved).
+    short = verl_node(trainer__max_actor_ckpt_to_keep=None, trainer__save_freq=1)
+    OmegaConf.update(short, "trainer.total_training_steps", 3)
+    bounded = disk_check(run.cfg, short, SEVEN_B, cluster_of(run.cfg))
+    assert bounded is not None and bounded.ok and bounded.detail.startswith("3 checkpoint steps")
+    OmegaConf.update(short, "trainer.total_training_steps", 40)
+    too_many = disk_check(run.cfg, short, SEVEN_B, cluster_of(run.cfg))
+    assert too_many is not None and not too_many.ok and "40 checkpoint steps" in too_many.detail
 
 
 def test_a_local_model_missing_a_shard_is_named(tmp_path: Path) -> None:

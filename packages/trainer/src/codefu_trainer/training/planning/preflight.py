@@ -300,23 +300,25 @@ def this_machine_disk(verl: DictConfig) -> DiskRoom:
 def disk_check(
     cfg: TrainConfig, verl: DictConfig, shape: ModelShape, target: Target
 ) -> Check | None:
-    """Checkpoints kept (+1 being written before pruning) and the models, per node's disk."""
+    """Checkpoints kept (+1 being written before pruning; every save of a run with a set
+    number of steps when none are pruned) and the models, per node's disk."""
     keep = _select(verl, "trainer.max_actor_ckpt_to_keep")
     save_freq = int(_select(verl, "trainer.save_freq", -1) or -1)
     if save_freq <= 0:
         return None
-    steps = (int(keep) if keep else 1_000_000) + 1
+    total = int(_select(verl, "trainer.total_training_steps", 0) or 0)
+    steps = int(keep) + 1 if keep else -(-total // save_freq)
     nodes = int(verl.trainer.nnodes)
     per_step = checkpoint_bytes(verl, shape) / nodes
     room = target.disk(cfg, verl)
     models = room.model_copies * shape.params * 2
     need = per_step * steps + models
-    if not keep:
+    if not keep and not total:
         return Check(
             "disk: checkpoints",
             False,
             f"trainer.max_actor_ckpt_to_keep is unset: every checkpoint ({per_step / 1e9:.0f} GB "
-            f"per node) is kept; {room.where}",
+            f"per node) of a run of unset length is kept; {room.where}",
             "trainer.max_actor_ckpt_to_keep=3",
         )
     return Check(
