@@ -320,9 +320,11 @@ def test_the_gpu_smoke_composes_one_gpu_fsdp2_the_hf_rollout_and_a_plan(
     overrides = stages.stage_overrides(run_dir, prepared_data, 0, user, vllm=False)
     with_vllm = stages.stage_overrides(run_dir, prepared_data, 0, user, vllm=True)
     assert [o for o in overrides if o not in with_vllm] == [
+        f"verl.data.max_response_length={stages.HF_RESPONSE_TOKENS}",
         "actor_rollout_ref.rollout.name=hf",
         f"++ray_kwargs.ray_init.runtime_env.worker_process_setup_hook={HOOK}",
     ]
+    assert "verl.data.max_response_length=1024" in with_vllm
     steps = stages.steps_overrides(0, stages.STEPS)
     run = compose_run(CONF, [*overrides[:1], *steps, *overrides[1:]], gpus_detected=1)
     verl = run.verl
@@ -334,6 +336,7 @@ def test_the_gpu_smoke_composes_one_gpu_fsdp2_the_hf_rollout_and_a_plan(
     assert env.env_vars[phase_probe.GPU_INDEX_ENV] == "0"
     assert env.env_vars[phase_probe.PHASE_LOG_ENV] == str(run_dir / "smoke" / "phases.jsonl")
     assert verl.actor_rollout_ref.rollout.name == "hf"
+    assert verl.data.max_response_length == stages.HF_RESPONSE_TOKENS
     assert env.worker_process_setup_hook == HOOK
     write_resolved(run)
     plan, note = table.smoke_plan(stages.Smoke(CONF, run_dir, 0, overrides))

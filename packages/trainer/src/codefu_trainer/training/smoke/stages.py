@@ -38,6 +38,8 @@ GPU_SHAPE = TinyModelConfig(
     max_position_embeddings=32768,
 )
 GPU_VOCAB = 151936
+# Response tokens of a GPU smoke without vLLM (transformers' generate; vLLM's: 1,024).
+HF_RESPONSE_TOKENS = 256
 
 
 @dataclass
@@ -109,6 +111,8 @@ def stage_overrides(
     arf = "actor_rollout_ref"
     budget = 4096
     rollout = [] if vllm else hf_rollout_overrides()
+    # transformers' generate took 155 s for a step's 16 x 1,024 tokens on an H200.
+    response = 1024 if vllm else HF_RESPONSE_TOKENS
     return [
         "cluster=local",
         "cluster.gpus_per_node=1",
@@ -120,7 +124,7 @@ def stage_overrides(
         "trainer.val_before_train=false",
         "verl.data.train_batch_size=4",
         "verl.data.max_prompt_length=2048",
-        "verl.data.max_response_length=1024",
+        f"verl.data.max_response_length={response}",
         f"{arf}.rollout.n=4",
         f"{arf}.actor.ppo_mini_batch_size=2",
         f"{arf}.rollout.tensor_model_parallel_size=1",
