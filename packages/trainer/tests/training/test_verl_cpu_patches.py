@@ -167,6 +167,34 @@ def test_weight_updates_change_generation_and_tag_the_step(server) -> None:  # t
     asyncio.run(server.update_weights(state, global_steps=None))  # restore for other tests
 
 
+def test_veRL_resuming_the_weights_wakes_the_server(server) -> None:  # type: ignore[no-untyped-def]
+    """veRL 0.9.1 puts the replicas to sleep (the server's model to the CPU on a GPU machine)
+    and wakes the weights through the adapter's `resume(tags=["weights"])` before a weight
+    sync: the adapter must call the server's `wake_up` then, and only then."""
+    from codefu_trainer.training.verl.cpu.rollout import HFRollout
+
+    calls: list[str] = []
+
+    class Method:  # a Ray actor method's `.remote()`, run in this process
+        def __init__(self, fn) -> None:  # type: ignore[no-untyped-def]
+            self.fn = fn
+
+        def remote(self):  # type: ignore[no-untyped-def]
+            calls.append(self.fn.__name__)
+            return self.fn()
+
+    class Handle:
+        wake_up = Method(server.wake_up)
+        sleep = Method(server.sleep)
+
+    adapter = HFRollout.__new__(HFRollout)
+    adapter._server = Handle()
+    asyncio.run(adapter.resume(tags=["kv_cache"]))
+    assert calls == []
+    asyncio.run(adapter.resume(tags=["weights"]))
+    assert calls == ["wake_up"] and server.model.device == server.device
+
+
 def test_server_answers_every_request_from_each_event_loop_during_weight_updates(  # type: ignore[no-untyped-def]
     server, monkeypatch, caplog
 ) -> None:
