@@ -72,13 +72,14 @@ def select_problems(
     language: str = DEFAULT_LANGUAGE,
 ) -> tuple[list[Mapping[str, Any]], list[tuple[Any, str]]]:
     """The first `r.problems` prompt rows that have an accepted program in `language` of at
-    most `r.max_program_bytes`, then the first `r.problems_without_programs` rows that have
-    no accepted program in `language`, and the warm-start examples (prompt, response) of
-    the former. Fewer rows of either kind than asked for is an error unless `require_all`
-    is false."""
+    most `r.max_program_bytes` (and a rejected one, where the source ships rejected programs:
+    CodeContests), then the first `r.problems_without_programs` rows that have no accepted
+    program in `language`, and the warm-start examples (prompt, response) of the former.
+    Fewer rows of either kind than asked for is an error unless `require_all` is false."""
     from codefu_data.solutions import solutions as read_solutions
 
     solutions = read_solutions(source, [str(row["name"]) for row in rows], language)
+    ships_rejected = any(found.rejected for found in solutions.values())
     chosen: list[Mapping[str, Any]] = []
     untaught: list[Mapping[str, Any]] = []
     examples: list[tuple[Any, str]] = []
@@ -95,7 +96,7 @@ def select_problems(
             for programs in (found.accepted, found.rejected)
         ]
         breakable = [p for p in fits[0] if get(language).closing_token in p]  # `broken` needs it
-        if not breakable or len(chosen) == r.problems:
+        if not breakable or (ships_rejected and not fits[1]) or len(chosen) == r.problems:
             continue
         chosen.append(row)
         programs = {"accepted": breakable[0], "broken": broken(breakable[0], language)}
