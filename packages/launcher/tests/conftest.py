@@ -1,4 +1,5 @@
-"""Shared fixtures: an AWS account served by moto, and a machine with no network at all."""
+"""Shared fixtures: an AWS account served by moto, a machine with no network at all, and the
+network-namespace hosts of the end-to-end tests (netns_cluster.py)."""
 
 from __future__ import annotations
 
@@ -65,3 +66,19 @@ def offline(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[None]:
     yield
     wait_for_sdk_telemetry()
     assert attempts == [], "the dry run tried to connect"
+
+
+@pytest.fixture(scope="module")
+def hosts() -> Iterator[Any]:
+    """The network-namespace hosts of the end-to-end tests (netns_cluster.py), per module."""
+    from .netns_cluster import namespaces
+
+    yield from namespaces()
+
+
+@pytest.fixture
+def job(hosts: Any) -> Iterator[Any]:
+    """A job over those hosts (netns_cluster.Job)."""
+    from .netns_cluster import job_on
+
+    yield from job_on(hosts)
