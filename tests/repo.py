@@ -53,3 +53,26 @@ def console_scripts() -> set[str]:
             "scripts", {}
         )
     }
+
+
+def run(
+    *args: str, env: dict[str, str] | None = None, timeout: int = 600
+) -> subprocess.CompletedProcess[str]:
+    """A command from the repository root, its output captured."""
+    return subprocess.run(
+        args, capture_output=True, text=True, timeout=timeout, check=False, cwd=ROOT, env=env
+    )
+
+
+def fresh_torch_env(uv: str, venv: Path) -> str:
+    """A new venv holding torch alone (the CPU lock's, through uv's cache); its python."""
+    sys.path.insert(0, str(ROOT))
+    from noxfile import find_links_args
+
+    python = str(venv / "bin" / "python")
+    assert run(uv, "venv", "--quiet", "--python", "3.11", str(venv)).returncode == 0
+    torch_pin = f"torch=={lock_pins('cpu')['torch']}"
+    base = run(uv, "pip", "install", "--quiet", "--python", python, torch_pin,
+               "-c", str(ROOT / "locks" / "cpu.txt"), *find_links_args("cpu"))  # fmt: skip
+    assert base.returncode == 0, base.stderr
+    return python

@@ -1,17 +1,11 @@
 """The offline install bundle (`nox -s bundle`, docs/bundle.md).
 
-The end-to-end tests make bundles for this machine (CPython 3.11, manylinux x86-64) and use
-them with no package index beside a fresh venv whose base is torch alone, as a GPU host's
-base environment holds it (the `+cpu` wheel the suites install, from pip's configured wheel
-folder through uv's cache):
-
-- the CPU twin of the GPU path's bundle, without torch, installed with uv's `--no-index
-  --find-links` and uv offline (the contract of the `pip install --no-index --find-links` the
-  bundle's README gives, in about a third of pip's time on 2 cores; docs/bundle.md says what
-  was checked with pip by hand); then `codefu-train --help`, `import verl, ray`;
-- the smoke archive (`--profile smoke`) for that venv's `pip freeze`, unpacked, then one
-  GRPO step of veRL's trainer on the CPU from it with every import recorded
-  (tests/smoke_bundle/): none of the parts it removed from Ray is imported.
+The end-to-end test makes the smoke archive (`--profile smoke`) for this machine (CPython 3.11,
+manylinux x86-64) and a fresh venv whose base is torch alone, as a GPU host's base environment
+holds it (the `+cpu` wheel the suites install, from pip's configured wheel folder through uv's
+cache), unpacks it with no package index, then runs one GRPO step of veRL's trainer on the CPU
+from it with every import recorded (tests/smoke_bundle/): none of the parts it removed from Ray
+is imported. The CPU bundle's test is test_bundle_cpu.py.
 """
 
 from __future__ import annotations
@@ -21,7 +15,6 @@ import json
 import os
 import re
 import shutil
-import subprocess
 import sys
 import tarfile
 import tempfile
@@ -29,10 +22,9 @@ import time
 from pathlib import Path
 
 import pytest
-from repo import ROOT, lock_pins
+from repo import ROOT, fresh_torch_env, lock_pins, run
 
 sys.path.insert(0, str(ROOT))
-from noxfile import find_links_args
 from tools.bundle import (
     RAY_UI,
     RAY_UNUSED,
@@ -169,81 +161,6 @@ def test_target_tags_take_older_manylinux_wheels_and_only_the_target_python() ->
     assert not wheel_fits("flash_attn-2.8.3-cp312-cp312-linux_aarch64.whl", there)
 
 
-def _run(
-    *args: str, env: dict[str, str] | None = None, timeout: int = 600
-) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        args, capture_output=True, text=True, timeout=timeout, check=False, cwd=ROOT, env=env
-    )
-
-
-def _fresh_torch_env(uv: str, venv: Path) -> str:
-    """A new venv holding torch alone (the CPU lock's, through uv's cache); its python."""
-    python = str(venv / "bin" / "python")
-    assert _run(uv, "venv", "--quiet", "--python", "3.11", str(venv)).returncode == 0
-    torch_pin = f"torch=={lock_pins('cpu')['torch']}"
-    base = _run(uv, "pip", "install", "--quiet", "--python", python, torch_pin,
-                "-c", str(ROOT / "locks" / "cpu.txt"), *find_links_args("cpu"))  # fmt: skip
-    assert base.returncode == 0, base.stderr
-    return python
-
-
-@pytest.mark.slow
-def test_the_cpu_bundle_installs_offline_beside_a_torch_base_and_runs(tmp_path: Path) -> None:
-    uv = shutil.which("uv")
-    assert uv, "uv is installed with the repository tests (nox -s tests)"
-    bundle = tmp_path / "bundle"
-    nox_env = {k: v for k, v in os.environ.items() if not k.startswith("NOX")}
-    done = _run(
-        sys.executable, "-m", "nox", "-f", str(ROOT / "noxfile.py"), "-s", "bundle", "--",
-        "--profile", "cpu", "--exclude", "torch", "--out", str(bundle), env=nox_env,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stdout + done.stderr[-4000:]
-    manifest = json.loads((bundle / "manifest.json").read_text())
-    assert manifest["excluded"]["torch"] == "in the base environment"
-    assert manifest["missing"] == {} and manifest["from_source"] == {}
-    files = set(manifest["files"])
-    assert files == {p.name for p in bundle.iterdir()} - {
-        "manifest.json",
-        "README.md",
-        "requirements.txt",
-    }
-    assert not [f for f in files if f.startswith("torch-")]
-    assert all(
-        any(f.startswith(f"codefu_{p}-") for f in files)
-        for p in ("sandbox", "data", "trainer", "launcher")
-    )
-    readme = (bundle / "README.md").read_text()
-    assert "pip install --no-index --find-links DIR -r DIR/requirements.txt" in readme
-    for text in (readme, (bundle / "manifest.json").read_text()):
-        assert "://" not in text, "the bundle's notes must not name package index hosts"
-
-    venv = tmp_path / "fresh"
-    python = _fresh_torch_env(uv, venv)
-    offline = {**os.environ, "UV_OFFLINE": "1"}
-    offline = {
-        k: v
-        for k, v in offline.items()
-        if not k.startswith(("UV_FIND_LINKS", "UV_INDEX", "UV_EXTRA_INDEX"))
-    }
-    installed = _run(
-        uv, "pip", "install", "--quiet", "--python", python, "--no-index", "--find-links",
-        str(bundle), "-r", str(bundle / "requirements.txt"), env=offline,
-    )  # fmt: skip
-    assert installed.returncode == 0, installed.stderr
-
-    helped = _run(str(venv / "bin" / "codefu-train"), "--help")
-    assert helped.returncode == 0 and helped.stdout.startswith("usage: codefu-train"), helped.stderr
-    imported = _run(
-        python,
-        "-c",
-        "import verl, ray, torch; print(verl.__version__, ray.__version__, torch.__version__)",
-    )
-    assert imported.returncode == 0, imported.stderr
-    pins = lock_pins("cpu")
-    assert imported.stdout.split() == [pins["verl"], pins["ray"], pins["torch"]]
-
-
 # The modules of the parts trim_ray removes ("ray/rllib" → "ray.rllib").
 RAY_UNUSED_MODULES = tuple(part.replace("/", ".") for part in RAY_UNUSED if part != "ray/jars")
 
@@ -265,8 +182,8 @@ def test_the_smoke_archive_runs_a_verl_step_beside_a_torch_base(tmp_path: Path) 
     assert uv, "uv is installed with the repository tests (nox -s tests)"
     took: dict[str, float] = {}
     start = time.monotonic()
-    python = _fresh_torch_env(uv, tmp_path / "base")
-    frozen = _run(uv, "pip", "freeze", "--python", python)
+    python = fresh_torch_env(uv, tmp_path / "base")
+    frozen = run(uv, "pip", "freeze", "--python", python)
     assert frozen.returncode == 0 and "torch==" in frozen.stdout, frozen.stderr
     (tmp_path / "base.txt").write_text(frozen.stdout)
     took["torch base"] = time.monotonic() - start
@@ -276,7 +193,7 @@ def test_the_smoke_archive_runs_a_verl_step_beside_a_torch_base(tmp_path: Path) 
     start = time.monotonic()
     out = tmp_path / "out"
     nox_env = {k: v for k, v in os.environ.items() if not k.startswith("NOX")}
-    done = _run(
+    done = run(
         sys.executable, "-m", "nox", "-f", str(ROOT / "noxfile.py"), "-s", "bundle", "--",
         "--profile", "smoke", "--exclude-from", str(tmp_path / "base.txt"), "--xz-preset", "0",
         "--out", str(out), env=nox_env, timeout=1500,
@@ -328,7 +245,7 @@ def test_the_smoke_archive_runs_a_verl_step_beside_a_torch_base(tmp_path: Path) 
         "HF_HUB_OFFLINE": "1",
         "RAY_TMPDIR": str(ray_tmp),
     }
-    absent = _run(
+    absent = run(
         python, "-c", "import importlib.metadata as m, sys\n"
         "for name in sys.argv[1:]:\n"
         "    try: m.distribution(name); print(name)\n"
@@ -337,11 +254,11 @@ def test_the_smoke_archive_runs_a_verl_step_beside_a_torch_base(tmp_path: Path) 
     assert absent.returncode == 0 and absent.stdout == "", absent.stdout + absent.stderr
     data = tmp_path / "data"
     start = time.monotonic()
-    prepared = _run(python, "-m", "codefu_data.cli", "prepare", "--source", "sample", "--out",
+    prepared = run(python, "-m", "codefu_data.cli", "prepare", "--source", "sample", "--out",
                     str(data), "--no-progress", env=env)  # fmt: skip
     assert prepared.returncode == 0, prepared.stderr[-3000:]
     try:
-        step = _run(
+        step = run(
             python, "-m", "codefu_trainer.training.cli",  # its start-up check asks for veRL
             "--config-dir", str(root / "conf"), "cluster=cpu_verl", f"data.out_dir={data}",
             f"run.dir={tmp_path / 'run'}", "run.tracking.mlflow=false", "rehearsal.steps=1",
