@@ -45,10 +45,11 @@ PROFILES = ("cpu", "cuda")
 LOCK_PLATFORM = "x86_64-manylinux_2_28"
 SUITE_TIMEOUT = "900"  # pytest-timeout per test: nothing may hang CI
 # Suites that wait much of their time on Ray start-ups, subprocesses, downloads and sleeps
-# (repo: nox sessions, fresh venvs, the bundle install): their test files run on pytest-xdist
-# workers, one per core (at most 4); a file stays on one worker, so its module-scoped
-# fixtures (Ray clusters, prepared data) start once.
-PARALLEL_SUITES = ("trainer", "launcher", "repo")
+# (repo: nox sessions, fresh venvs, the bundle install), and the judge's (sandbox and
+# judge-tests: compilers and sandboxed programs, each a process of its own): their test files
+# run on pytest-xdist workers, one per core (at most 4); a file stays on one worker, so its
+# module-scoped fixtures (Ray clusters, prepared data, built programs) start once.
+PARALLEL_SUITES = ("sandbox", "trainer", "launcher", "repo")
 PARALLEL_ARGS = (
     "--numprocesses=auto",
     "--maxprocesses=4",
@@ -419,7 +420,7 @@ def tests(session: nox.Session, package: str) -> None:
 def judge_tests(session: nox.Session) -> None:
     """The judge's security and accuracy suite: real attacks against the real sandbox."""
     install(session, *group("test"), *editables(sandbox="test"), compile_bytecode=False)
-    run_pytest(session, "packages/sandbox/tests/judge")
+    run_pytest(session, "packages/sandbox/tests/judge", *PARALLEL_ARGS)
 
 
 @nox.session(python=PYTHON)

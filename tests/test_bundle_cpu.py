@@ -24,8 +24,11 @@ def test_the_cpu_bundle_installs_offline_beside_a_torch_base_and_runs(tmp_path: 
     assert uv, "uv is installed with the repository tests (nox -s tests)"
     bundle = tmp_path / "bundle"
     nox_env = {k: v for k, v in os.environ.items() if not k.startswith("NOX")}
+    # Its own nox environment folder: the smoke archive's test (test_bundle.py) runs the same
+    # session at the same time, and a session's staging folder lives in its environment.
     done = run(
-        sys.executable, "-m", "nox", "-f", str(ROOT / "noxfile.py"), "-s", "bundle", "--",
+        sys.executable, "-m", "nox", "-f", str(ROOT / "noxfile.py"),
+        "--envdir", str(tmp_path / "nox"), "-s", "bundle", "--",
         "--profile", "cpu", "--exclude", "torch", "--out", str(bundle), env=nox_env,
     )  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr[-4000:]
