@@ -344,6 +344,7 @@ SANDBOX_FLOORS: tuple[tuple[str, ...], ...] = (
     ("checker_runner",),  # running a checker program
     ("checkers", "rules"),  # comparing an output; a statement's rules → checker parameters
     ("graders",),  # running and comparing a submission's tests
+    ("request",),  # a ground truth under a run's policy → the judge's requests
     ("judge",),  # build once, grade, decide the report
     ("cli",),  # codefu-judge
 )
@@ -410,7 +411,7 @@ def test_the_floor_check_finds_an_import_up_a_floor(tmp_path: Path) -> None:
     _plant(tmp_path, files)
     graph = _import_graph(_modules_under(tmp_path, "codefu_sandbox"))
     assert floor_violations(graph) == [
-        "codefu_sandbox.graders.stdio → codefu_sandbox.judge (floor 6 → 7)",
+        "codefu_sandbox.graders.stdio → codefu_sandbox.judge (floor 6 → 8)",
         "codefu_sandbox.helpers (on no floor)",
         "codefu_sandbox.languages.cpp → codefu_sandbox.checker_runner (floor 3 → 4)",
         "codefu_sandbox.process → codefu_sandbox.languages (floor 2 → 3)",

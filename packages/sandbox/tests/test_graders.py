@@ -162,7 +162,7 @@ def _job(judge: Judge, source: str, tests: list[TestCase]) -> GradingJob:
         executor=executor,
         language=language("python"),
         tests=tests,
-        limits=judge.limits_for(LIMITS, "python", program),
+        limits=Limits(LIMITS.time_seconds, LIMITS.memory_bytes + program.memory_allowance),
         check=never,
         runner=judge.runner,
         output_limit=judge.output_limit,

@@ -10,14 +10,21 @@ from typing import Any
 
 import pytest
 
-from codefu_sandbox import Judge, Limits, Submission, TestCase, Verdict
+from codefu_sandbox import (
+    CheckerConfig,
+    GraderConfig,
+    Judge,
+    Limits,
+    Submission,
+    TestCase,
+    Verdict,
+)
 from codefu_sandbox.judge import check_time_factors
 from codefu_sandbox.languages import (
     ENTRY_POINT_GROUP,
     LANGUAGES,
     Executor,
     Language,
-    Program,
     Registry,
     check_language,
     default_time_factors,
@@ -27,6 +34,7 @@ from codefu_sandbox.languages import (
     language_of,
     unregister,
 )
+from codefu_sandbox.request import request_for
 from codefu_sandbox.runner import Runner, SandboxError
 
 MiB = 1 << 20
@@ -127,13 +135,21 @@ def test_the_time_factor_scales_the_limit(cache_dir: Path) -> None:
     assert ok.verdict is Verdict.AC, ok.to_dict()
     assert 0.15 <= ok.tests[0].cpu_seconds <= 0.3
     # C++ keeps its own factor, whatever Python's is.
-    assert lenient.limits_for(limits, "cpp", _program(lenient)).time_seconds == 0.1
-
-
-def _program(judge: Judge) -> Program:
-    _, program = judge.executor("cpp").compile(SUM_CPP)
-    assert program is not None
-    return program
+    cpp = request_for(
+        limits, 1, checker=CheckerConfig(), grader=GraderConfig(), time_factors=lenient.time_factors
+    )
+    assert cpp.limits.time_seconds == 0.1
+    # A request is judged under its limits as they are: the judge's own factors are the
+    # defaults of `judge`, not applied again to a request made elsewhere.
+    made = request_for(
+        limits,
+        1,
+        language="python",
+        checker=CheckerConfig(),
+        grader=GraderConfig(),
+        time_factors={"python": 3.0},
+    )
+    assert strict.judge_request(BURN, tests, made).verdict is Verdict.AC
 
 
 def test_the_interpreter_baseline_is_allowed_on_top_of_the_limit(judge: Judge) -> None:

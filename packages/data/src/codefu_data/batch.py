@@ -27,10 +27,11 @@ from codefu_data.judging_rules import rules_from_statement
 from codefu_data.manifest import Counts, PrepareStats
 from codefu_data.prompts import build_messages
 from codefu_data.reader import DataError
-from codefu_data.schema import call_grader_languages, time_limit_seconds
+from codefu_data.schema import call_grader_languages
 from codefu_data.tier_writer import TierWriter, build_rows
 from codefu_data.tiers import assign_tier
 from codefu_data.validate import Validator
+from codefu_sandbox import time_limit_seconds
 from codefu_sandbox.rules import JudgingRules
 
 # Problems that passed the filters but no tier (counted in the manifest, never written).

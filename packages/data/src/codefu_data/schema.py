@@ -8,9 +8,6 @@ truth's ``judging_rules`` (docs/ARCHITECTURE.md, "Processed dataset").
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
 import pyarrow as pa
 
 from codefu_sandbox.checkers import PROGRAM, param_types
@@ -194,33 +191,3 @@ OUTPUT_SCHEMA = pa.schema(
 )
 DATA_SOURCE = "code_contests"  # CodeContests' rows (and veRL rows that name none)
 ABILITY = "coding-cp"
-
-
-def time_limit_seconds(value: Any) -> float | None:
-    """A CodeContests ``time_limit`` (``{seconds, nanos}``, or a plain number) in seconds.
-
-    None when the limit is absent: a null value, or a mapping without ``seconds``.
-    """
-    if isinstance(value, Mapping):
-        if value.get("seconds") is None:
-            return None
-        return float(value["seconds"]) + float(value.get("nanos") or 0) / 1e9
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        return float(value)
-    return None
-
-
-def judge_time_seconds(value: Any, *, scale: float, default: float | None = None) -> float:
-    """The CPU seconds per test a problem is judged under, wherever it is judged (data
-    validation, the reward): its ``time_limit`` (`time_limit_seconds`), or `default` when it
-    has none (or one <= 0), times `scale`, the one setting ``data.time_limit_scale``
-    (training and evaluation give it to the reward as ``reward.time_limit_scale``).
-
-    Raises ValueError when the problem has no time limit and no `default` is given.
-    """
-    seconds = time_limit_seconds(value) or 0.0
-    if seconds <= 0:
-        if default is None:
-            raise ValueError(f"no time limit in {value!r} and no default")
-        seconds = default
-    return seconds * scale
