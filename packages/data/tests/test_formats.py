@@ -4,7 +4,7 @@ file's columns or named by `data.format`."""
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 import pyarrow as pa
@@ -54,10 +54,14 @@ class Plain(SourceFormat):
 
 
 @pytest.fixture
-def plain(monkeypatch: pytest.MonkeyPatch) -> SourceFormat:
-    fmt = Plain()
-    monkeypatch.setitem(formats.FORMATS, fmt.name, fmt)
-    return fmt
+def plain() -> Iterator[SourceFormat]:
+    """The test-only format, registered for one test (one registration), then gone."""
+    fmt = formats.register(Plain())
+    try:
+        yield fmt
+    finally:
+        formats.unregister(fmt.name)
+    assert fmt.name not in formats.FORMATS
 
 
 def _plain_rows(n: int) -> list[dict[str, str]]:
@@ -99,6 +103,18 @@ def test_a_format_error_names_the_file_and_row(plain: SourceFormat, tmp_path: Pa
     with pytest.raises(DataError, match=r"train\.jsonl: row 2: cases is not JSON"):
         prepare(DataConfig(source=str(source), out_dir=str(tmp_path / "out")), progress=False)
     assert not (tmp_path / "out").exists()
+
+
+def test_every_registered_format_loads_under_its_name_and_auto_is_refused() -> None:
+    for name in formats.FORMATS:
+        assert formats.by_name(name).name == name
+    assert list(formats.FORMATS) == sorted(formats.FORMATS)
+
+    class Auto(Plain):
+        name = formats.AUTO
+
+    with pytest.raises(ValueError, match=r"data\.format.s word for detecting"):
+        formats.register(Auto())
 
 
 def test_detection_by_columns() -> None:

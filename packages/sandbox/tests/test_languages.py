@@ -21,17 +21,19 @@ from codefu_sandbox import (
 )
 from codefu_sandbox.judge import check_time_factors
 from codefu_sandbox.languages import (
+    DEFAULT_LANGUAGE,
     ENTRY_POINT_GROUP,
     LANGUAGES,
     Executor,
     Language,
-    Registry,
     check_language,
     default_time_factors,
     for_alias,
     for_fence_tag,
     for_suffix,
     language_of,
+    language_registry,
+    register,
     unregister,
 )
 from codefu_sandbox.request import request_for
@@ -49,10 +51,13 @@ BURN = (
 
 
 def test_language_names_and_suffixes() -> None:
-    assert tuple(LANGUAGES) == ("cpp", "python")
-    assert language_of(Path("a.py")) == "python"
-    assert language_of(Path("a.cpp")) == language_of(Path("a.txt")) == "cpp"
-    with pytest.raises(ValueError, match="choose one of cpp, python"):
+    assert DEFAULT_LANGUAGE in LANGUAGES
+    for name, language in LANGUAGES.items():
+        assert language.name == name and check_language(name) == name
+        for suffix in language.suffixes:
+            assert language_of(Path(f"a{suffix}")) == name
+    assert language_of(Path("a.txt")) == DEFAULT_LANGUAGE
+    with pytest.raises(ValueError, match=f"choose one of {', '.join(LANGUAGES)}"):
         check_language("java")
 
 
@@ -222,24 +227,28 @@ class _Named(Language):
 
 
 def test_registration_refuses_a_name_suffix_tag_or_alias_taken() -> None:
-    registry = Registry(*LANGUAGES.values())
+    taken_by = {language.name: language for language in LANGUAGES.values()}
+    cpp, python = taken_by[DEFAULT_LANGUAGE], LANGUAGES["python"]
     for taken, clash in (
-        ("name", {"name": "python"}),
-        ("suffix", {"suffixes": (".cc",)}),
-        ("fence tag", {"fence_tags": ("py",)}),
-        ("alias", {"aliases": ("CPP",)}),
+        ("name", {"name": python.name}),
+        ("suffix", {"suffixes": cpp.suffixes[-1:]}),
+        ("fence tag", {"fence_tags": python.fence_tags[-1:]}),
+        ("alias", {"aliases": cpp.aliases[:1]}),
     ):
-        with pytest.raises(ValueError, match="already name"):
-            registry.register(type(f"Clash{taken}", (_Named,), clash)())
-    registry.register(_Named())
-    assert list(registry) == ["cpp", "python", "plain"]
-    registry.unregister("plain")
-    with pytest.raises(ValueError, match="default language 'cpp' cannot be unregistered"):
-        registry.unregister("cpp")
+        with pytest.raises(ValueError, match=r"already (names|registered)"):
+            register(type(f"Clash{taken}", (_Named,), clash)())
+    register(_Named())
+    try:
+        assert list(LANGUAGES) == [*taken_by, "plain"]
+    finally:
+        unregister("plain")
+    assert list(LANGUAGES) == list(taken_by)
+    with pytest.raises(ValueError, match=f"default language '{cpp.name}' cannot be unregistered"):
+        unregister(cpp.name)
     with pytest.raises(ValueError, match="unknown language 'plain'"):
         unregister("plain")
     with pytest.raises(ValueError, match="register a Language instance"):
-        registry.register(_Named)  # type: ignore[arg-type]
+        register(object())
 
 
 def test_the_registry_answers_by_suffix_tag_and_alias() -> None:
@@ -284,9 +293,9 @@ def test_a_package_adds_a_language_by_an_entry_point(
         f"[{ENTRY_POINT_GROUP}]\nplain = codefu_plain:LANGUAGE\n"
     )
     monkeypatch.syspath_prepend(str(tmp_path))
-    registry = Registry(*(LANGUAGES[name] for name in ("cpp", "python")))
-    assert list(registry) == ["cpp", "python", "plain"]
+    registry = language_registry()
+    assert list(registry) == sorted([*LANGUAGES, "plain"])
     assert registry["plain"].display_name == "Plain"
     (info / "entry_points.txt").write_text(f"[{ENTRY_POINT_GROUP}]\nplain = codefu_plain:Nope\n")
     with pytest.raises(RuntimeError, match=r"plain = codefu_plain:Nope .* cannot be registered"):
-        list(Registry())
+        list(language_registry().values())

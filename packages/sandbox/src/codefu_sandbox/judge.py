@@ -18,7 +18,7 @@ from typing import Any
 
 from codefu_sandbox import languages
 from codefu_sandbox.checker_runner import CheckerLimits, CheckerRunner
-from codefu_sandbox.checkers import MODULES, CheckerConfig, CheckResult, bind, get_checker, program
+from codefu_sandbox.checkers import CHECKERS, CheckerConfig, CheckResult, bind, get_checker, program
 from codefu_sandbox.graders import GraderConfig, GradingJob, grader_config
 from codefu_sandbox.graders.base import memory_cap
 from codefu_sandbox.languages import (
@@ -275,7 +275,7 @@ class Judge:
         (a checker program's runs in this judge's sandbox), or a checker program at a path
         (a source in a registered language, or an executable), run in the sandbox."""
         name, params = config.name, config.params
-        if name in MODULES:
+        if name in CHECKERS:
             return bind(name, params, sandbox=self.checkers)
         path = Path(name.removeprefix("testlib:"))
         seconds = params.get("timeout", CheckerLimits.time_seconds)
