@@ -6,7 +6,9 @@ compares the results outside the sandbox."""
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
 
@@ -31,7 +33,11 @@ def test_the_default_grader_is_stdio_and_configurations_round_trip() -> None:
     assert GraderConfig() == GraderConfig("stdio") == GraderConfig.from_dict(None)
     assert GraderConfig.from_dict(GraderConfig().to_dict()) == GraderConfig()
     assert GraderConfig().to_dict() == {"name": "stdio", "params": {}}
-    # A stored ground truth has every field of the schema's struct, null when unused.
+    # A ground truth stores the parameters' JSON text; one prepared before that has every
+    # field of a fixed struct, null when unused: both read.
+    call = GraderConfig("call", {"fn_name": "f", "compare": "apps"})
+    assert call.stored() == {"name": "call", "params": '{"compare": "apps", "fn_name": "f"}'}
+    assert GraderConfig.from_dict(call.stored()) == call
     stored = {"name": "stdio", "params": {"fn_name": None, "prelude": None, "compare": None}}
     assert GraderConfig.from_dict(stored) == GraderConfig()
     assert GraderConfig.from_dict({"name": None, "params": None}) == GraderConfig()
@@ -47,6 +53,8 @@ def test_the_default_grader_is_stdio_and_configurations_round_trip() -> None:
             f"unknown grader 'interactive': choose one of {', '.join(GRADERS)}",
         ),
         ({"name": "stdio", "params": {"fn_name": "solve"}}, "takes no parameter 'fn_name'"),
+        ({"name": "stdio", "params": {"prelude": 3}}, "parameter 'prelude' is a str, got 3"),
+        ({"name": "stdio", "params": "{not json"}, "grader params are not JSON"),
         ({"name": "stdio", "params": {"prelude": "numpy"}}, "unknown prelude 'numpy'"),
         ({"name": "call"}, "grader 'call' needs fn_name"),
         ({"name": "call", "params": {"fn_name": " "}}, "grader 'call' needs fn_name"),
@@ -131,7 +139,7 @@ class CallOnce(Grader):
     on every test in one process; results compared outside the sandbox."""
 
     name = "call-once"
-    takes = ("fn_name",)
+    parameters: ClassVar[Mapping[str, type]] = {"fn_name": str}
 
     def grade(self, job: GradingJob) -> list[TestResult]:
         executor = job.executor

@@ -11,8 +11,6 @@ from __future__ import annotations
 import pyarrow as pa
 
 from codefu_sandbox.checkers import PROGRAM, param_types
-from codefu_sandbox.graders import get_grader
-from codefu_sandbox.languages import LANGUAGES
 
 TESTS_TYPE = pa.struct([("input", pa.list_(pa.string())), ("output", pa.list_(pa.string()))])
 SOLUTIONS_TYPE = pa.struct(
@@ -48,30 +46,10 @@ RAW_SCHEMA = pa.schema(
 
 OUT_TESTS_TYPE = TESTS_TYPE
 # How a problem's tests are run and compared (docs/ARCHITECTURE.md, "Ground truth"; null:
-# the standard stdin/stdout grader). In codefu_sandbox: `graders.GraderConfig`.
-GRADER_TYPE = pa.struct(
-    [
-        ("name", pa.string()),  # "stdio" | "call"
-        (
-            "params",
-            pa.struct(
-                [
-                    ("fn_name", pa.string()),  # call: the function or Solution method
-                    ("prelude", pa.string()),  # a named import prelude ("livecodebench") or null
-                    ("compare", pa.string()),  # call: "exact" (null = exact) | "apps"
-                ]
-            ),
-        ),
-    ]
-)
-
-
-def call_grader_languages() -> frozenset[str]:
-    """The languages the call grader runs, as it declares them (`Grader.languages`, from
-    the judge's grader registry): a call-based problem is kept only when the prompts ask for
-    one of them (`data.language`)."""
-    declared = get_grader("call").languages
-    return frozenset(LANGUAGES if declared is None else declared)
+# the default grader): the grader's name and its parameters as the grader defines them,
+# their JSON text (`codefu_sandbox.GraderConfig.stored`), so a grader with parameters of
+# its own needs no change here.
+GRADER_TYPE = pa.struct([("name", pa.string()), ("params", pa.string())])
 
 
 # A problem's checker program, validated by prepare (null: none), stored as its

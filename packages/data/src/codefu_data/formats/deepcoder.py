@@ -36,6 +36,7 @@ from codefu_data.formats.problems import (
 )
 from codefu_data.formats.taco import input_output_tests
 from codefu_data.schema import PYTHON3_LANGUAGE
+from codefu_sandbox import GraderConfig
 
 DATA_SOURCE = "deepcoder"
 COLUMNS = ("problem", "tests", "starter_code", "metadata", "solutions")
@@ -43,7 +44,7 @@ COLUMNS = ("problem", "tests", "starter_code", "metadata", "solutions")
 
 def deepcoder_tests(
     tests: Any, metadata: Any
-) -> tuple[tuple[list[str], list[str]], dict[str, Any] | None, dict[str, Any] | None]:
+) -> tuple[tuple[list[str], list[str]], GraderConfig | None, dict[str, Any] | None]:
     """((inputs, outputs), grader, checker) of a row's `tests`, in whichever subset's form."""
     if isinstance(tests, dict):
         found, grader = input_output_tests(tests, "tests")

@@ -31,8 +31,6 @@ import pyarrow as pa
 
 from codefu_data.formats.base import FileColumn, FormatError, ReadOptions, SourceFormat
 from codefu_data.formats.problems import (
-    EXACT,
-    STDIO,
     UNKNOWN_SOURCE,
     Problem,
     call_arguments,
@@ -44,6 +42,8 @@ from codefu_data.formats.problems import (
     row_error,
 )
 from codefu_data.schema import CODEFORCES_SOURCE
+from codefu_sandbox import GraderConfig
+from codefu_sandbox.graders import call, stdio
 
 DATA_SOURCE = "livecodebench"
 # The run-time prelude of imports LiveCodeBench gives every program, and its comparison of
@@ -128,13 +128,12 @@ def lcb_tests(cases: Any, fn_name: str | None, what: str) -> tuple[list[str], li
     return inputs, outputs
 
 
-def lcb_judging(fn_name: str | None) -> tuple[dict[str, Any], dict[str, Any] | None]:
+def lcb_judging(fn_name: str | None) -> tuple[GraderConfig, dict[str, Any] | None]:
     """(grader, checker) of a LiveCodeBench problem: a call with the prelude, or stdin with
     the prelude and the `livecodebench` checker."""
     if fn_name is not None:
-        return call_grader(fn_name, prelude=PRELUDE, compare=EXACT), None
-    stdio = {"name": STDIO, "params": {"fn_name": None, "prelude": PRELUDE, "compare": None}}
-    return stdio, dict(CHECKER)
+        return call_grader(fn_name, prelude=PRELUDE, compare=call.EXACT), None
+    return stdio.config(prelude=PRELUDE), dict(CHECKER)
 
 
 def function_name(metadata: Any) -> str | None:

@@ -22,7 +22,6 @@ import pyarrow as pa
 
 from codefu_data.formats.base import FileColumn, FormatError, ReadOptions, SourceFormat
 from codefu_data.formats.problems import (
-    APPS_COMPARE,
     Problem,
     bytes_from_text,
     call_arguments,
@@ -38,6 +37,8 @@ from codefu_data.formats.problems import (
     stdin_text,
 )
 from codefu_data.schema import CODEFORCES_SOURCE
+from codefu_sandbox import GraderConfig
+from codefu_sandbox.graders import call
 
 STATEMENT_COLUMNS = ("prompt", "problem_statement", "problem")
 COLUMNS = (
@@ -68,7 +69,7 @@ def literal(value: Any, what: str) -> Any:
 
 def test_case_tests(
     cases: Any, what: str = "test_cases"
-) -> tuple[tuple[list[str], list[str]], dict[str, Any] | None]:
+) -> tuple[tuple[list[str], list[str]], GraderConfig | None]:
     """((inputs, outputs), grader) of PrimeIntellect's test cases: all stdin, or all calls."""
     if not isinstance(cases, list) or not all(isinstance(c, dict) for c in cases):
         raise FormatError(f"{what} is not a list of test cases")
@@ -83,7 +84,7 @@ def test_case_tests(
     names = {c.get("fn_name") for c in cases}
     if len(names) != 1:
         raise FormatError(f"{what} call {len(names)} different functions")
-    grader = call_grader(names.pop(), prelude=None, compare=APPS_COMPARE)
+    grader = call_grader(names.pop(), prelude=None, compare=call.APPS)
     inputs = [
         call_arguments(literal(c.get("input"), f"{what}[{i}].input"), f"{what}[{i}].input")
         for i, c in enumerate(cases)

@@ -22,16 +22,13 @@ from codefu_data.schema import (
     REQUIRED_COLUMNS,
     VALIDATION_COLUMNS,
 )
+from codefu_sandbox import GraderConfig
+from codefu_sandbox.graders import call
 from codefu_sandbox.languages import LANGUAGES, for_alias, for_fence_tag
 
 # The problem columns a format beyond CodeContests gives (solutions null where it has none).
 PROVIDED = frozenset({*REQUIRED_COLUMNS, *VALIDATION_COLUMNS, "incorrect_solutions"})
 UNKNOWN_SOURCE = 0
-# The graders' names and their comparisons (`GRADER_TYPE`).
-CALL = "call"
-STDIO = "stdio"
-EXACT = "exact"
-APPS_COMPARE = "apps"
 
 _SECONDS = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|milliseconds?|s|sec|secs|seconds?)?\s*$", re.I)
 _MEMORY = re.compile(
@@ -66,7 +63,7 @@ class Problem:
     data_source: str
     private: tuple[list[str], list[str]]
     public: tuple[list[str], list[str]] = ([], [])
-    grader: dict[str, Any] | None = None
+    grader: GraderConfig | None = None  # None: the default grader
     source_checker: dict[str, Any] | None = None
     time_seconds: float | None = None
     memory_bytes: int | None = None
@@ -103,7 +100,7 @@ class Problem:
             "contest_date": self.contest_date,
             "platform": self.platform,
             "starter_code": self.starter_code,
-            "grader": self.grader,
+            "grader": None if self.grader is None else self.grader.stored(),
             "source_checker": self.source_checker,
         }
 
@@ -192,14 +189,15 @@ def call_arguments(args: Any, what: str) -> str:
     return json.dumps(args)
 
 
-def call_grader(fn_name: Any, *, prelude: str | None, compare: str) -> dict[str, Any]:
-    """The ground truth's `grader` of a call-based problem."""
+def call_grader(fn_name: Any, *, prelude: str | None, compare: str) -> GraderConfig:
+    """The grader of a call-based problem: its function `fn_name` called on each test's
+    arguments (`codefu_sandbox.graders.call`; `compare` one of its comparisons)."""
     if not isinstance(fn_name, str) or not fn_name.strip():
         raise FormatError("a call-based problem without a function name")
-    return {
-        "name": CALL,
-        "params": {"fn_name": fn_name.strip(), "prelude": prelude, "compare": compare},
-    }
+    try:
+        return call.config(fn_name.strip(), prelude=prelude, compare=compare)
+    except ValueError as exc:
+        raise FormatError(str(exc)) from None
 
 
 def program_text(text: str) -> str:

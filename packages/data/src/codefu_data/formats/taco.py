@@ -24,7 +24,6 @@ import pyarrow as pa
 
 from codefu_data.formats.base import FileColumn, FormatError, ReadOptions, SourceFormat
 from codefu_data.formats.problems import (
-    APPS_COMPARE,
     Problem,
     bytes_from_text,
     call_arguments,
@@ -39,6 +38,8 @@ from codefu_data.formats.problems import (
     stdin_text,
 )
 from codefu_data.schema import PYTHON3_LANGUAGE
+from codefu_sandbox import GraderConfig
+from codefu_sandbox.graders import call
 
 TACO_COLUMNS = (
     "question",
@@ -65,7 +66,7 @@ APPS_COLUMNS = (
 
 def input_output_tests(
     value: Any, what: str = "input_output"
-) -> tuple[tuple[list[str], list[str]], dict[str, Any] | None]:
+) -> tuple[tuple[list[str], list[str]], GraderConfig | None]:
     """((inputs, outputs), grader) of TACO/APPS' `input_output` (empty: no tests)."""
     tests = json_value(value, what) if value not in (None, "") else {}
     if not isinstance(tests, dict):
@@ -82,7 +83,7 @@ def input_output_tests(
             [stdin_text(v, f"{what}.inputs[{i}]") for i, v in enumerate(inputs)],
             [stdin_text(v, f"{what}.outputs[{i}]") for i, v in enumerate(outputs)],
         ), None
-    grader = call_grader(fn_name, prelude=None, compare=APPS_COMPARE)
+    grader = call_grader(fn_name, prelude=None, compare=call.APPS)
     return (
         [call_arguments(v, f"{what}.inputs[{i}]") for i, v in enumerate(inputs)],
         [json.dumps(v) for v in outputs],

@@ -69,17 +69,29 @@ class GraderConfig:
         return get_grader(self.name)(self.params)
 
     def to_dict(self) -> dict[str, Any]:
-        """`{"name": ..., "params": {...}}`: the form a ground truth stores."""
+        """`{"name": ..., "params": {...}}` (a `--grader-config` file's form)."""
         return {"name": self.name, "params": dict(self.params)}
+
+    def stored(self) -> dict[str, str]:
+        """`{"name": ..., "params": "<JSON>"}`: the form a ground truth stores, whatever the
+        grader's parameters are (their JSON text, as the grader defines them)."""
+        return {"name": self.name, "params": json.dumps(self.params, sort_keys=True)}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any] | None) -> GraderConfig:
-        """The inverse of `to_dict`; None (a ground truth without a grader) is the default
-        grader, a null `params` none, and a null parameter one left out (a stored row has
-        every field of the schema's struct). ValueError on any other shape."""
+        """The inverse of `to_dict` and `stored` (params as a mapping or its JSON text);
+        None (a ground truth without a grader) is the default grader, a null `params` none,
+        and a null parameter one left out (a ground truth prepared before graders stored
+        their parameters as JSON has a field for each of a fixed set). ValueError on any
+        other shape."""
         if data is None:
             return cls()
         name, params = name_and_params(data, "grader")
+        if isinstance(params, str):
+            try:
+                params = json.loads(params)
+            except json.JSONDecodeError as exc:
+                raise ValueError(f"grader params are not JSON ({exc}): {params!r}") from None
         params = params or {}
         if not isinstance(params, Mapping):
             raise ValueError(f"grader params must be a mapping, got {params!r}")
