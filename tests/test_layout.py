@@ -93,6 +93,47 @@ def test_source_imports_respect_the_dependency_direction() -> None:
             assert not bad, f"{path.relative_to(ROOT)} imports {sorted(bad)}"
 
 
+# The sandbox's public face: what another package may import of it (the package itself, its
+# registries' packages, the judging rules' vocabulary). Its runner, checker runner, judge
+# internals and each member's module are its own.
+SANDBOX_FACE = frozenset(
+    {
+        "codefu_sandbox",
+        "codefu_sandbox.languages",
+        "codefu_sandbox.graders",
+        "codefu_sandbox.checkers",
+        "codefu_sandbox.rules",
+        "codefu_sandbox.registry",
+    }
+)
+
+
+def _sandbox_imports(path: Path) -> list[tuple[int, str]]:
+    """(line, module) of each import of the sandbox in `path`'s code."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+        names = []
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names = [node.module]
+        found += [(node.lineno, name) for name in names if name.split(".")[0] == "codefu_sandbox"]
+    return found
+
+
+def test_other_packages_reach_the_sandbox_through_its_public_face() -> None:
+    """codefu-data and codefu-trainer import only `SANDBOX_FACE` of the sandbox (prepare's
+    checker validation included: `Judge.prepare_checker`, `Judge.check_output`)."""
+    found = [
+        f"{path.relative_to(ROOT)}:{line}: {module}"
+        for package in ("data", "trainer")
+        for path in sorted((ROOT / "packages" / package / "src").rglob("*.py"))
+        for line, module in _sandbox_imports(path)
+        if module not in SANDBOX_FACE
+    ]
+    assert not found, "import these from codefu_sandbox (its public face):\n" + "\n".join(found)
+
+
 def _modules_under(src: Path, package: str) -> dict[str, Path]:
     """Every module of `package` in the source root `src`: dotted name → file."""
     modules: dict[str, Path] = {}

@@ -31,7 +31,7 @@ from codefu_data.reader import DataError
 from codefu_data.tier_writer import TierWriter, build_rows
 from codefu_data.tiers import assign_tier
 from codefu_data.validate import Validator
-from codefu_sandbox import GraderConfig, time_limit_seconds
+from codefu_sandbox import GraderConfig, Judge, time_limit_seconds
 from codefu_sandbox.graders import Grader
 from codefu_sandbox.rules import JudgingRules
 
@@ -68,7 +68,7 @@ def process_batch(
     stats: PrepareStats,
     writers: dict[tuple[str, str], TierWriter],
     validator: Validator | None,
-    checker_judge: Any = None,
+    checker_judge: Judge | None = None,
 ) -> None:
     """Filter, tier, clean, judge and write one row group of split `split`, counting each
     problem under its tier and drop reason (or "kept") in `counts`."""

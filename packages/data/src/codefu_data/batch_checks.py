@@ -6,7 +6,6 @@
 from __future__ import annotations
 
 from collections.abc import Collection
-from typing import Any
 
 import pyarrow as pa
 
@@ -16,7 +15,7 @@ from codefu_data.config import DataConfig
 from codefu_data.manifest import Counts, PrepareStats
 from codefu_data.solutions import programs
 from codefu_data.validate import NO_PRIVATE_TESTS_AFTER_VALIDATION, Candidate, Validator
-from codefu_sandbox import judge_time_seconds
+from codefu_sandbox import Judge, judge_time_seconds
 from codefu_sandbox.rules import JudgingRules
 
 
@@ -102,7 +101,7 @@ def validate_rows(
 
 def validate_checker_rows(
     cfg: DataConfig,
-    judge: Any,
+    judge: Judge,
     *,
     table: pa.Table,
     rows: list[int],

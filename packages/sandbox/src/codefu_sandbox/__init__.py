@@ -10,13 +10,18 @@ per language: `Judge(time_factors={"python": 2.0})` (docs/languages.md).
 A problem's judging rules: `checker=CheckerConfig("codecontests", {"tolerance": 1e-4})`;
 how its tests run: `grader=GraderConfig("stdio")` (the default).
 
+A problem's own checker program: `checker_program(source, language)`; a grader's
+configuration: `stdio_grader(prelude=...)`, `call_grader(fn_name, compare=...)`.
 A run's policy makes one request per problem and language from a ground truth, which the
 judge applies as it is: `problem = JudgingPolicy("codecontests").problem(ground_truth)`,
 then `Judge().judge_request(source, tests, problem.requests["cpp"])` (docs/ARCHITECTURE.md).
 """
 
 from codefu_sandbox.checkers import CheckerConfig
+from codefu_sandbox.checkers.program import config as checker_program
 from codefu_sandbox.graders import GraderConfig
+from codefu_sandbox.graders.call import config as call_grader
+from codefu_sandbox.graders.stdio import config as stdio_grader
 from codefu_sandbox.judge import (
     Judge,
     RequestedSubmission,
@@ -27,6 +32,7 @@ from codefu_sandbox.judge import (
 from codefu_sandbox.languages import (
     DEFAULT_LANGUAGE,
     LANGUAGES,
+    CheckerError,
     Language,
     check_time_factors,
 )
@@ -52,6 +58,7 @@ __all__ = [
     "PRIORITY",
     "CheckResult",
     "CheckerConfig",
+    "CheckerError",
     "CompileResult",
     "CompilerConfig",
     "CompilerNotFoundError",
@@ -71,10 +78,13 @@ __all__ = [
     "TestCase",
     "TestResult",
     "Verdict",
+    "call_grader",
     "check_time_factors",
+    "checker_program",
     "default_cache_dir",
     "judge_time_seconds",
     "parse_memory",
+    "stdio_grader",
     "time_limit_seconds",
     "usable_cpus",
 ]

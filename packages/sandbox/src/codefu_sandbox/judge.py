@@ -18,7 +18,15 @@ from typing import Any
 
 from codefu_sandbox import languages
 from codefu_sandbox.checker_runner import CheckerLimits, CheckerRunner
-from codefu_sandbox.checkers import CHECKERS, CheckerConfig, CheckResult, bind, get_checker, program
+from codefu_sandbox.checkers import (
+    CHECKERS,
+    PROGRAM,
+    CheckerConfig,
+    CheckResult,
+    bind,
+    get_checker,
+    program,
+)
 from codefu_sandbox.graders import GraderConfig, GradingJob, grader_config
 from codefu_sandbox.graders.base import memory_cap
 from codefu_sandbox.languages import (
@@ -268,6 +276,25 @@ class Judge:
             return [one(s) for s in submissions]
         with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="codefu-judge") as pool:
             return list(pool.map(one, submissions))
+
+    def prepare_checker(self, checker: CheckerConfig) -> None:
+        """Build `checker`'s program now (compiled once, cached like submissions), so that a
+        checker that cannot run is told from one that rejects an output: CheckerError with
+        the reason (it does not compile, it includes a testlib.h nobody gave). Nothing to do
+        for a checker that is no program given as source."""
+        if checker.name != PROGRAM:
+            return
+        params = checker.params
+        self.checkers.prepare(
+            params["source"], params.get("language", DEFAULT_LANGUAGE), params.get("testlib", "")
+        )
+
+    def check_output(
+        self, checker: CheckerConfig, output: str, expected: str, *, input: str = ""
+    ) -> CheckResult:
+        """`checker`'s answer on one output of a test with this `input` and `expected`
+        output (a checker program runs in this judge's sandbox, as in `judge`)."""
+        return self._checker(checker)(output, expected, input=input)
 
     # ---------------------------------------------------------------- internals
     def _checker(self, config: CheckerConfig) -> Callable[..., CheckResult]:

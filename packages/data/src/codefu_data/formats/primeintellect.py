@@ -20,25 +20,22 @@ from typing import Any
 
 import pyarrow as pa
 
-from codefu_data.formats.base import FileColumn, FormatError, ReadOptions, SourceFormat
+from codefu_data.formats.base import FileColumn, FormatError
 from codefu_data.formats.problems import (
     Problem,
+    RowFormat,
     bytes_from_text,
     call_arguments,
     call_grader,
     difficulty,
     json_value,
     language_code,
-    missing_columns,
-    problem_table,
     program_text,
-    row_error,
     seconds_from_text,
     stdin_text,
 )
 from codefu_data.schema import CODEFORCES_SOURCE
 from codefu_sandbox import GraderConfig
-from codefu_sandbox.graders import call
 
 STATEMENT_COLUMNS = ("prompt", "problem_statement", "problem")
 COLUMNS = (
@@ -84,7 +81,7 @@ def test_case_tests(
     names = {c.get("fn_name") for c in cases}
     if len(names) != 1:
         raise FormatError(f"{what} call {len(names)} different functions")
-    grader = call_grader(names.pop(), prelude=None, compare=call.APPS)
+    grader = call_grader(names.pop(), prelude=None, compare="apps")
     inputs = [
         call_arguments(literal(c.get("input"), f"{what}[{i}].input"), f"{what}[{i}].input")
         for i, c in enumerate(cases)
@@ -95,7 +92,7 @@ def test_case_tests(
     return (inputs, outputs), grader
 
 
-class PrimeIntellect(SourceFormat):
+class PrimeIntellect(RowFormat):
     name = "primeintellect"
     key_columns = frozenset(
         {"problem_id", "in_source_id", "verification_info", "gold_standard_solution"}
@@ -105,25 +102,14 @@ class PrimeIntellect(SourceFormat):
         f"{', '.join(STATEMENT_COLUMNS)}"
     )
 
-    def check(self, wanted: Sequence[str]) -> None:
-        missing_columns(wanted, self.described)
-
     def file_columns(self, wanted: Sequence[str]) -> list[FileColumn]:
         return [
             *(FileColumn(c, None, required=c != "source") for c in COLUMNS),
             *(FileColumn(c, pa.string(), required=False) for c in STATEMENT_COLUMNS),
         ]
 
-    def to_problems(
-        self, table: pa.Table, wanted: Sequence[str], first_row: int, options: ReadOptions
-    ) -> pa.Table:
-        problems = []
-        for i, row in enumerate(table.to_pylist()):
-            try:
-                problems.append(self.problem(row))
-            except FormatError as exc:
-                raise row_error(first_row + i, row.get("problem_id"), exc) from exc
-        return problem_table(problems, wanted, options)
+    def row_id(self, row: dict[str, Any]) -> str | None:
+        return row.get("problem_id")
 
     def problem(self, row: dict[str, Any]) -> Problem:
         statement = next((row[c] for c in STATEMENT_COLUMNS if row.get(c)), "")

@@ -31,7 +31,7 @@ from typing import Any
 import ray
 from ray.exceptions import RayActorError, RayTaskError
 
-from codefu_sandbox.verdicts import Verdict
+from codefu_sandbox import Verdict
 from codefu_trainer.reward.config import WorkerConfig
 from codefu_trainer.reward.rules import JUDGE_ERROR, JudgeSummary
 from codefu_trainer.reward.scheduler import JudgeRaised, JudgeScheduler, Worker, WorkerLost

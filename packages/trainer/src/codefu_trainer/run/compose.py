@@ -11,7 +11,7 @@ from typing import Protocol, TypeVar
 
 from omegaconf import DictConfig, OmegaConf
 
-from codefu_data.compose import compose_config
+from codefu_data.compose import ComposeError, compose_config
 from codefu_data.config import DataConfig, check_config
 from codefu_trainer.reward.config import FROM_DATA, RewardConfig, use_data_settings
 from codefu_trainer.run.cluster_kinds import (
@@ -87,7 +87,7 @@ def _compose(conf_dir: Path, config_name: str, overrides: Sequence[str]) -> Dict
     """`compose_config`, a value of the wrong type told in a user's words (`schema_error`)."""
     try:
         return compose_config(conf_dir, config_name, overrides)
-    except ConfigError as exc:
+    except ComposeError as exc:
         raise ConfigError(schema_error(exc) or str(exc)) from exc
 
 
