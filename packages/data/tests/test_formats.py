@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -14,15 +15,16 @@ import pytest
 from codefu_data import formats
 from codefu_data.cli import main
 from codefu_data.config import DataConfig
-from codefu_data.formats import FileColumn, FormatError, ReadOptions, SourceFormat
-from codefu_data.formats.problems import Problem, problem_table
+from codefu_data.formats import FileColumn, FormatError, SourceFormat
+from codefu_data.formats.problems import Problem, RowFormat
 from codefu_data.prepare import prepare
 from codefu_data.reader import DataError, resolve_source
 from codefu_data.schema import RAW_SCHEMA
 
 
-class Plain(SourceFormat):
-    """A format only this test knows: a title, a statement and `[[input, output], ...]`."""
+class Plain(RowFormat):
+    """A format only this test knows: a title, a statement and `[[input, output], ...]`,
+    its rows decoded one at a time (`RowFormat`: the loop and its errors are the base's)."""
 
     name = "plain"
     key_columns = frozenset({"title", "statement", "cases"})
@@ -31,26 +33,22 @@ class Plain(SourceFormat):
     def file_columns(self, wanted: Sequence[str]) -> list[FileColumn]:
         return [FileColumn(c, pa.string()) for c in ("title", "statement", "cases")]
 
-    def to_problems(
-        self, table: pa.Table, wanted: Sequence[str], first_row: int, options: ReadOptions
-    ) -> pa.Table:
-        problems = []
-        for i, row in enumerate(table.to_pylist()):
-            try:
-                cases = json.loads(row["cases"])
-            except json.JSONDecodeError as exc:
-                raise FormatError(f"row {first_row + i}: cases is not JSON ({exc})") from exc
-            problems.append(
-                Problem(
-                    name=row["title"],
-                    description=row["statement"],
-                    data_source="plain",
-                    private=([c[0] for c in cases], [c[1] for c in cases]),
-                    difficulty_label="easy",
-                    time_seconds=1.0,
-                )
-            )
-        return problem_table(problems, wanted, options)
+    def row_id(self, row: dict[str, Any]) -> str | None:
+        return None  # its rows are named by their number only
+
+    def problem(self, row: dict[str, Any]) -> Problem:
+        try:
+            cases = json.loads(row["cases"])
+        except json.JSONDecodeError as exc:
+            raise FormatError(f"cases is not JSON ({exc})") from exc
+        return Problem(
+            name=row["title"],
+            description=row["statement"],
+            data_source="plain",
+            private=([c[0] for c in cases], [c[1] for c in cases]),
+            difficulty_label="easy",
+            time_seconds=1.0,
+        )
 
 
 @pytest.fixture
