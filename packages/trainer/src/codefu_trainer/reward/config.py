@@ -145,8 +145,8 @@ class RewardConfig:
     # The languages answers may come in (judge languages: cpp, python, ...), the first the
     # main one: a `<code>` block or an untagged fence is taken in it (reward.extract).
     languages: list[str] = field(default_factory=lambda: [DEFAULT_LANGUAGE])
-    # Per language, the factor on the (scaled) time limit, given to the judge
-    # (`Judge(time_factors=...)`; default: the judge's). The factors are data.time_factors,
+    # Per language, the factor on the (scaled) time limit, applied once in the judge's
+    # requests (`policy()`; default: each language's). The factors are data.time_factors,
     # which data validation judges under too: codefu-train and codefu-eval set them from
     # there (`use_data_settings`); set them here only for `codefu-reward score`.
     time_factors: dict[str, float] = field(default_factory=default_time_factors)
