@@ -91,3 +91,6 @@ def livecodebench_messages(style: str, question: str, starter_code: str) -> list
 GENERIC = "livecodebench"
 DEEPSEEK_R1 = "livecodebench_deepseek_r1"
 STYLES = (GENERIC, DEEPSEEK_R1)
+# The styles whose prompts are texts for the model as they are (`TEXT_ROLE`), not messages
+# for its chat template: an evaluation renders them so, training's chat template cannot.
+TEXT_STYLES = (DEEPSEEK_R1,)
