@@ -39,6 +39,7 @@ DIVERGENCES: dict[str, tuple[str, str]] = {
         "AC",
         "artifact: it looks for the text `class Solution`, not for the class",
     ),
+    "from __future__ import": ("AC", "artifact: it pastes its imports before the program"),
     "numpy": ("RE", "artifact: libraries its grading process happens to have installed"),
     "patching its comparison": ("WA", "hack: the program replaces its comparison function"),
     "an object that says it equals anything": ("WA", "hack: it compares the program's object"),
@@ -88,7 +89,7 @@ def test_grade_gives_livecodebench_s_verdict_but_where_it_is_fooled_or_wrong(gra
         g["question_id"]: g["kinds"] for g in json.loads((PARITY / "generations.json").read_text())
     }
     records = [json.loads(line) for line in (graded / "samples.jsonl").read_text().splitlines()]
-    assert len(records) == sum(len(p["code_list"]) for p in theirs.values()) == 61
+    assert len(records) == sum(len(p["code_list"]) for p in theirs.values()) == 62
     seen = set()
     for r in records:
         problem, j = theirs[r["problem"]], r["sample"]

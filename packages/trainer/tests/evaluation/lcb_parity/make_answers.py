@@ -402,6 +402,7 @@ ANSWERS: dict[str, list[tuple[str, str]]] = {
                 "        seen[x] = i"
             ),
         ),
+        ("from __future__ import", fenced("from __future__ import annotations\n\n" + TWO_SUM)),
         ("no such function", fenced(TWO_SUM.replace("def twoSum", "def two_sum"))),
         ("a syntax error", fenced(TWO_SUM.replace("enumerate(nums):", "enumerate(nums)"))),
         ("raises while loading", fenced("import no_such_module\n\n" + TWO_SUM)),
