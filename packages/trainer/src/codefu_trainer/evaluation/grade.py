@@ -291,13 +291,13 @@ def grade(
                 "code": code,
             }
         )
-    least = min(len(g.texts) for g in generations)
+    least, most = min(len(g.texts) for g in generations), max(len(g.texts) for g in generations)
     ks = sorted(k for k in set(cfg.eval.k) if k <= least) or [1]
     graded = [problems[g.question_id] for g in generations]
     summary = summarize(
         records,
         ks,
-        max(len(g.texts) for g in generations),
+        least if least == most else f"{least} to {most}",
         "generations",
         {"generations": str(generations_path.resolve()), "eval.protocol": cfg.eval.protocol},
         protocol=cfg.eval.protocol,

@@ -117,7 +117,7 @@ def _groups(records: Sequence[Mapping[str, Any]], key: str) -> dict[str, list[Ma
 def summarize(
     records: Sequence[Mapping[str, Any]],
     ks: Sequence[int],
-    samples_per_problem: int,
+    samples_per_problem: int | str,
     backend: str,
     settings: Mapping[str, Any],
     *,
@@ -127,7 +127,8 @@ def summarize(
     release: Mapping[str, Any] | None = None,
     absent: Mapping[str, Sequence[str]] | None = None,
 ) -> dict[str, Any]:
-    """summary.json: the overall statistics, `by_tier`, `by_difficulty`, `by_platform`,
+    """summary.json: the overall statistics (`samples_per_problem`: a count, or a range such
+    as `2 to 17` for generations graded as they came), `by_tier`, `by_difficulty`, `by_platform`,
     `by_rating`, `by_language`, the backend that generated the samples, every setting of
     the evaluation (its identity), the protocol, the prepared data's contest-date window
     (its manifest's `date_window`; None: none recorded), the problems' `limits`
