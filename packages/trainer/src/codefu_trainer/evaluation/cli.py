@@ -35,6 +35,12 @@ EXIT_INPUT = 2
 EXIT_PREREQUISITE = 3
 
 
+def config_dir_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--config-dir", type=Path, default=None, help="the repository's conf/ (default ./conf)"
+    )
+
+
 def evaluate_command(argv: Sequence[str]) -> int:
     parser = argparse.ArgumentParser(
         prog="codefu-eval",
@@ -44,9 +50,7 @@ def evaluate_command(argv: Sequence[str]) -> int:
             "DIR_B` (see `codefu-eval compare --help`)."
         ),
     )
-    parser.add_argument(
-        "--config-dir", type=Path, default=None, help="the repository's conf/ (default ./conf)"
-    )
+    config_dir_argument(parser)
     parser.add_argument(
         "--verbose",
         action="store_true",
@@ -139,9 +143,7 @@ def grade_command(argv: Sequence[str]) -> int:
         default=None,
         help="results folder (default <eval.root_dir>/eval/grade/<generations>_<digest>)",
     )
-    parser.add_argument(
-        "--config-dir", type=Path, default=None, help="the repository's conf/ (default ./conf)"
-    )
+    config_dir_argument(parser)
     parser.add_argument(
         "overrides",
         nargs="*",

@@ -42,6 +42,7 @@ from codefu_trainer.evaluation.problems import (
     load_problems,
     problem_limits,
 )
+from codefu_trainer.evaluation.run import judged_record
 from codefu_trainer.evaluation.store import SAMPLES_FILE, SUMMARY_FILE
 from codefu_trainer.evaluation.summary import summarize
 from codefu_trainer.run.prepared_data import BadInputError
@@ -268,24 +269,10 @@ def grade(
     scored = _judge(cfg, codes, [problems[g.question_id].ground_truth for g, _, _ in units])
     records = []
     for (g, j, text), code, s in zip(units, codes, scored, strict=True):
-        problem, result = problems[g.question_id], s.result
         records.append(
             {
-                "problem": g.question_id,
-                "sample": j,
-                "tier": problem.tier,
-                "rating": problem.rating,
-                "difficulty": problem.difficulty,
-                "platform": problem.platform,
-                "verdict": result.verdict,
-                "score": result.score,
-                "passed": result.passed,
-                "total": result.total,
-                "correct": result.verdict == str(Verdict.AC),
-                "has_code": result.has_code,
-                "language": result.language,
-                "judge_failure": result.judge_failure,
-                "run_seconds": result.run_seconds,
+                **judged_record(problems[g.question_id], j, s.result),
+                "run_seconds": s.result.run_seconds,
                 "response_tokens": 0,
                 "response": text,
                 "code": code,

@@ -101,16 +101,16 @@ def plan_batches(problems: Sequence[EvalProblem], settings: EvalSettings) -> lis
     return [units[i : i + size] for i in range(0, len(units), size)]
 
 
-def sample_record(unit: Unit, generated: Generated, result: Any) -> dict[str, Any]:
-    """A samples.jsonl line (`result`: the reward's `RewardResult`)."""
+def judged_record(problem: EvalProblem, sample: int, result: Any) -> dict[str, Any]:
+    """What a samples.jsonl line says of a judged sample (`result`: the reward's
+    `RewardResult`) and its problem."""
     return {
-        "problem": unit.problem.name,
-        "sample": unit.sample,
-        "tier": unit.problem.tier,
-        "rating": unit.problem.rating,
-        "difficulty": unit.problem.difficulty,
-        "platform": unit.problem.platform,
-        "seed": generated.seed,
+        "problem": problem.name,
+        "sample": sample,
+        "tier": problem.tier,
+        "rating": problem.rating,
+        "difficulty": problem.difficulty,
+        "platform": problem.platform,
         "verdict": result.verdict,
         "score": result.score,
         "passed": result.passed,
@@ -119,6 +119,14 @@ def sample_record(unit: Unit, generated: Generated, result: Any) -> dict[str, An
         "has_code": result.has_code,
         "language": result.language,
         "judge_failure": result.judge_failure,
+    }
+
+
+def sample_record(unit: Unit, generated: Generated, result: Any) -> dict[str, Any]:
+    """A samples.jsonl line (`result`: the reward's `RewardResult`)."""
+    return {
+        **judged_record(unit.problem, unit.sample, result),
+        "seed": generated.seed,
         "response_tokens": generated.tokens,
         "response": generated.text,
     }

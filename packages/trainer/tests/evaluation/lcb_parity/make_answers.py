@@ -16,55 +16,25 @@ run_livecodebench.py then grades them with LiveCodeBench's code into lcb_verdict
 
 from __future__ import annotations
 
-import base64
 import json
-import pickle
 import random
 import sys
-import zlib
 from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parents[1]))  # the trainer's tests/, for source_rows
+from source_rows import row  # noqa: E402
+
 FENCE = "```"
 
 
-def packed(text: str) -> str:
-    """base64(zlib(pickle(text))), as LiveCodeBench's hub files hold private tests."""
-    return base64.b64encode(zlib.compress(pickle.dumps(text))).decode()
+DATE = "2025-01-18T00:00:00"
 
 
-def problem(
-    qid: str,
-    title: str,
-    content: str,
-    *,
-    platform: str,
-    difficulty: str,
-    public: list[tuple[str, str]],
-    private: list[tuple[str, str]],
-    func_name: str | None = None,
-    starter_code: str = "",
-    pickled: bool = False,
-) -> dict[str, Any]:
-    kind = "functional" if func_name else "stdin"
-
-    def cases(tests: list[tuple[str, str]]) -> str:
-        return json.dumps([{"input": i, "output": o, "testtype": kind} for i, o in tests])
-
-    return {
-        "question_title": title,
-        "question_content": content,
-        "platform": platform,
-        "question_id": qid,
-        "contest_id": qid.split("_", maxsplit=1)[0],
-        "contest_date": "2025-01-18T00:00:00",
-        "starter_code": starter_code,
-        "difficulty": difficulty,
-        "public_test_cases": cases(public),
-        "private_test_cases": packed(cases(private)) if pickled else cases(private),
-        "metadata": json.dumps({"func_name": func_name} if func_name else {}),
-    }
+def problem(qid: str, title: str, content: str, **fields: Any) -> dict[str, Any]:
+    """A `code_generation_lite` row (source_rows.row), dated in January 2025."""
+    return row(qid, content, title=title, date=DATE, **fields)
 
 
 sys.set_int_max_str_digits(0)  # the tests hold integers of up to 47,713 digits
