@@ -159,6 +159,11 @@ def test_the_livecodebench_style_follows_the_model_unless_named(
     its generic chat style for the others; the data's prompts follow (data.prompt.style)."""
     cfg = compose_eval(CONF, ["eval.protocol=livecodebench", f"model.path={model}"])
     assert (cfg.eval.lcb_style, cfg.data.prompt.style) == (style, prompts)
-    named = ["eval.protocol=livecodebench", f"model.path={model}", "eval.lcb_style=generic"]
-    assert compose_eval(CONF, named).data.prompt.style == "livecodebench"
-    assert compose_eval(CONF, [f"model.path={model}"]).data.prompt.style == "codefu"
+
+
+def test_a_named_livecodebench_style_wins_and_other_protocols_keep_the_datas_prompts() -> None:
+    r1 = "model.path=deepseek-ai/DeepSeek-R1-Distill-Qwen-7B"
+    named = compose_eval(CONF, ["eval.protocol=livecodebench", r1, "eval.lcb_style=generic"])
+    assert (named.eval.lcb_style, named.data.prompt.style) == ("generic", "livecodebench")
+    plain = compose_eval(CONF, [r1])
+    assert (plain.eval.lcb_style, plain.data.prompt.style) == (None, "codefu")
