@@ -13,6 +13,7 @@ from codefu_trainer.evaluation.config import (
     compose_eval,
     eval_tiers,
 )
+from codefu_trainer.evaluation.livecodebench import lcb_style
 from codefu_trainer.evaluation.problems import prompt_char_limit
 from codefu_trainer.run.config import ClusterKind, ModelKind
 from codefu_trainer.run.overrides import ConfigError
@@ -143,22 +144,30 @@ def test_the_livecodebench_protocol_resolves_to_its_runners_defaults() -> None:
 
 
 @pytest.mark.parametrize(
-    ("model", "style", "prompts"),
+    ("model", "style"),
     [
-        ("deepseek-ai/DeepSeek-R1-Distill-Qwen-7B", "deepseek_r1", "livecodebench_deepseek_r1"),
-        ("/models/DeepSeek-R1-0528", "deepseek_r1", "livecodebench_deepseek_r1"),
-        ("agentica-org/DeepCoder-14B-Preview", "deepseek_r1", "livecodebench_deepseek_r1"),
-        ("Qwen/Qwen2.5-Coder-7B-Instruct", "generic", "livecodebench"),
-        ("runs/codefu-grpo-20261124/model", "generic", "livecodebench"),
+        ("deepseek-ai/DeepSeek-R1-Distill-Qwen-7B", "deepseek_r1"),
+        ("/models/DeepSeek-R1-0528", "deepseek_r1"),
+        ("agentica-org/DeepCoder-14B-Preview", "deepseek_r1"),
+        ("nvidia/Llama-3_1-Nemotron-Nano-8B-v1", "deepseek_r1"),
+        ("Qwen/Qwen2.5-Coder-7B-Instruct", "generic"),
+        ("runs/codefu-grpo-20261124/model", "generic"),
     ],
 )
-def test_the_livecodebench_style_follows_the_model_unless_named(
-    model: str, style: str, prompts: str
-) -> None:
+def test_the_livecodebench_style_follows_the_model(model: str, style: str) -> None:
     """eval.lcb_style=auto: LiveCodeBench's DeepSeekR1 style for the models it lists with R1,
-    its generic chat style for the others; the data's prompts follow (data.prompt.style)."""
-    cfg = compose_eval(CONF, ["eval.protocol=livecodebench", f"model.path={model}"])
-    assert (cfg.eval.lcb_style, cfg.data.prompt.style) == (style, prompts)
+    its generic chat style for the others."""
+    assert lcb_style("auto", model) == style
+    assert lcb_style("generic", model) == "generic"
+
+
+def test_the_datas_prompts_follow_the_livecodebench_style() -> None:
+    r1 = "model.path=deepseek-ai/DeepSeek-R1-Distill-Qwen-7B"
+    auto = compose_eval(CONF, ["eval.protocol=livecodebench", r1])
+    assert (auto.eval.lcb_style, auto.data.prompt.style) == (
+        "deepseek_r1",
+        "livecodebench_deepseek_r1",
+    )
 
 
 def test_a_named_livecodebench_style_wins_and_other_protocols_keep_the_datas_prompts() -> None:
