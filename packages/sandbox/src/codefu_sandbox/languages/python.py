@@ -55,6 +55,7 @@ from codefu_sandbox.languages.base import (
 )
 from codefu_sandbox.process import RunLimits
 from codefu_sandbox.runner import Runner, SandboxError
+from codefu_sandbox.syscalls import name_of
 
 FLAGS = ("-I", "-S", "-B")
 SOURCE_NAME = "sol.py"
@@ -181,7 +182,7 @@ class Python(Language):
         return True
 
     def executor(self, cache_dir: Path, runner: Runner, config: Any = None) -> PythonExecutor:
-        return PythonExecutor(cache_dir, runner, config)
+        return PythonExecutor(cache_dir, runner, config, language=self)
 
 
 def python_interpreter() -> tuple[str, tuple[Path, ...]]:
@@ -207,7 +208,13 @@ class PythonExecutor(Executor):
     no_output = "[the byte-compiler wrote no byte code]"
     config: PythonConfig
 
-    def __init__(self, cache_dir: Path, runner: Runner, config: PythonConfig | None = None) -> None:
+    def __init__(
+        self,
+        cache_dir: Path,
+        runner: Runner,
+        config: PythonConfig | None = None,
+        language: Language | None = None,
+    ) -> None:
         cfg = self.settings(config, PythonConfig)
         if cfg.interpreter is None:
             self.interpreter, self.readable = python_interpreter()
@@ -221,7 +228,7 @@ class PythonExecutor(Executor):
             self.interpreter, self.readable = str(Path(found).resolve()), ()
         self.version = self._version()
         identity = digest(self.interpreter.encode(), self.version.encode())
-        super().__init__(cache_dir / "python", runner, cfg, identity)
+        super().__init__(cache_dir / "python", runner, cfg, identity, language)
         self.baseline_bytes = self._baseline()
         self.memory_allowance = math.ceil(self.baseline_bytes / MiB) * MiB
 
@@ -243,7 +250,10 @@ class PythonExecutor(Executor):
     def _command(self, code: str) -> Command:
         """The interpreter running `code`, as a submission runs (profile "run")."""
         return Command(
-            (self.interpreter, *FLAGS, "-c", code), profile="run", readable=self.readable
+            (self.interpreter, *FLAGS, "-c", code),
+            profile="run",
+            syscalls=self.run_syscalls,
+            readable=self.readable,
         )
 
     def _baseline(self) -> int:
@@ -254,9 +264,11 @@ class PythonExecutor(Executor):
         ran = self.run_in_sandbox(self._command("pass"), limits)
         outcome = ran.outcome
         if outcome.error is not None or outcome.exit_code != 0:
+            refused = outcome.refused_syscall
+            call = f", forbidden system call {name_of(refused)}" if refused is not None else ""
             raise SandboxError(
                 f"{self.interpreter} does not run in the sandbox ({outcome.error or ''}"
-                f"exit {outcome.exit_code}, signal {outcome.signal}): {ran.stderr}"
+                f"exit {outcome.exit_code}, signal {outcome.signal}{call}): {ran.stderr}"
             )
         return outcome.peak_memory_bytes
 
@@ -271,6 +283,7 @@ class PythonExecutor(Executor):
             files={BYTECODE_NAME: artifact},
             readable=self.readable,
             memory_allowance=self.memory_allowance,
+            syscalls=self.run_syscalls,
         )
 
     def with_prelude(self, program: Program, prelude: str) -> Program:
@@ -289,6 +302,7 @@ class PythonExecutor(Executor):
             (self.interpreter, *FLAGS, "-c", CHECKER_BOOT),
             files={CHECKER_NAME: script},
             readable=self.readable,
+            syscalls=self.run_syscalls,
         )
 
 
