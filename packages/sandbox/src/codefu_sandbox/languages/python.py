@@ -113,7 +113,9 @@ CHECKER_BOOT = (
 )
 # The imports LiveCodeBench's runner puts before every program it judges (its
 # `import_string`, in its order: a later module's names win): each module's names, the
-# modules themselves, and a deep recursion limit.
+# modules themselves, and a deep recursion limit; then the limit on integer digits its
+# grading process sets for every program (`sys.set_int_max_str_digits(50000)`: an int
+# of up to 50,000 digits converts to and from text, where Python's default stops at 4,300).
 LIVECODEBENCH_MODULES = (
     "string",
     "re",
@@ -132,12 +134,16 @@ LIVECODEBENCH_MODULES = (
     "sys",
     "json",
 )
+LIVECODEBENCH_INT_DIGITS = 50_000
 LIVECODEBENCH_PRELUDE = (
     "".join(
         f"from {module} import *\n" for module in (*LIVECODEBENCH_MODULES, "builtins", "typing")
     )
     + f"import {', '.join(LIVECODEBENCH_MODULES)}\n"
     + "sys.setrecursionlimit(50000)\n"
+    # An interpreter older than the limit (before 3.10.7) has none to raise.
+    + "if hasattr(sys, 'set_int_max_str_digits'):\n"
+    + f"    sys.set_int_max_str_digits({LIVECODEBENCH_INT_DIGITS})\n"
 )
 VERSION_PROBE = (
     "import sys, importlib.util\n"
