@@ -45,15 +45,13 @@ def validate_rows(
         )
     candidates = []
     for row, r, rule, pub, priv in zip(rows, sub, rules, *tests, strict=True):
-        # The problem as its ground truth will state it, every test (public first) judged.
+        # The problem as its ground truth will state it (its tests the cleaned ones).
         ground_truth = {
             "name": r["name"],
             "time_limit": r["time_limit"],
             "memory_limit_bytes": r["memory_limit_bytes"],
-            "private_tests": {
-                "input": [*pub["input"], *priv["input"]],
-                "output": [*pub["output"], *priv["output"]],
-            },
+            "public_tests": pub,
+            "private_tests": priv,
             "judging_rules": rule.to_dict(),
             "checker": r.get("source_checker"),
             "grader": r.get("grader"),

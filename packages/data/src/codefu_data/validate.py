@@ -116,7 +116,8 @@ class ValidationStats:
 @dataclass(frozen=True)
 class Candidate:
     """One problem to validate: the problem as the judge reads its ground truth under the
-    validation's policy (`Validator.policy`: every test, public first; `data.validate_checker`
+    validation's policy (`Validator.policy`: every test, the public ones first;
+    `data.validate_checker`
     under its judging rules, or the comparison its source fixes; its grader; a request per
     validated language), and its CodeContests `solutions` struct."""
 
@@ -131,12 +132,13 @@ class Validator:
         self.cfg = cfg
         self.judge = Judge()
         # How validation judges (`data.time_limit_scale`, `data.time_factors`: the reward's
-        # settings too), in each language it validates.
+        # settings too), in each language it validates, on every test (the public ones first).
         self.policy = JudgingPolicy(
             checker=cfg.validate_checker,
             time_limit_scale=cfg.time_limit_scale,
             time_factors=cfg.time_factors,
             languages=tuple(cfg.validate_languages),
+            include_public_tests=True,
         )
         self.stats = ValidationStats(
             languages={language: LanguageStats() for language in cfg.validate_languages}

@@ -37,7 +37,7 @@ from codefu_sandbox.languages import (
     check_time_factors,
 )
 from codefu_sandbox.languages.cpp import CompilerConfig, CompilerNotFoundError
-from codefu_sandbox.languages.python import PythonConfig
+from codefu_sandbox.languages.python import LIVECODEBENCH_INT_DIGITS, PythonConfig
 from codefu_sandbox.models import Limits, TestCase, parse_memory
 from codefu_sandbox.records import CheckResult, CompileResult, RunOutcome
 from codefu_sandbox.request import (
@@ -55,6 +55,7 @@ __version__ = "0.1.0"
 __all__ = [
     "DEFAULT_LANGUAGE",
     "LANGUAGES",
+    "LIVECODEBENCH_INT_DIGITS",
     "PRIORITY",
     "CheckResult",
     "CheckerConfig",

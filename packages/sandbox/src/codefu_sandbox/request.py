@@ -141,7 +141,8 @@ class JudgingPolicy:
     language, the factor on that (the languages left out: their default). `languages`: the
     languages a request is made for. `default_time_seconds` / `default_memory_bytes`: the
     limits of a problem that states none (None: such a problem is refused). Its tests are
-    its private tests, then its public ones with `include_public_tests`. Judging stops
+    its private tests, after its public ones (the examples first, as LiveCodeBench runs
+    them) with `include_public_tests`. Judging stops
     after the first failing test with `stop_on_first_failure`, after the first TLE with
     `stop_on_timeout`."""
 
@@ -175,8 +176,8 @@ class JudgingPolicy:
             raise ValueError(f"ground truth must be a mapping, got {type(gt).__name__}")
         name = str(gt.get("name") or "?")
         tests = _pairs(gt.get("private_tests"), f"{name}: private_tests")
-        if self.include_public_tests:
-            tests += _pairs(gt.get("public_tests"), f"{name}: public_tests")
+        if self.include_public_tests:  # the examples first, as LiveCodeBench runs them
+            tests = _pairs(gt.get("public_tests"), f"{name}: public_tests") + tests
         seconds = judge_time_seconds(
             gt.get("time_limit"), scale=self.time_limit_scale, default=self.default_time_seconds
         )

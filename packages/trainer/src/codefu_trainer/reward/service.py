@@ -24,7 +24,7 @@ from typing import Any, TypeVar
 
 from codefu_sandbox import JudgeRequest, Problem
 from codefu_trainer.reward.config import DeadlineConfig, RewardConfig, reward_config_from
-from codefu_trainer.reward.extract import extract_answer
+from codefu_trainer.reward.extract import answer_for
 from codefu_trainer.reward.judge_pool import RayJudgePool
 from codefu_trainer.reward.local_pool import LocalJudgePool
 from codefu_trainer.reward.rules import JUDGE_ERROR, RewardResult, score_report
@@ -177,7 +177,7 @@ class RewardService:
         sizes: dict[int, int] = {}
         languages = tuple(cfg.languages)
         for i, (text, gt) in enumerate(zip(responses, ground_truths, strict=True)):
-            answer = extract_answer(text, languages)
+            answer = answer_for(text, languages, cfg.extraction)
             if answer is None or answer.language not in languages:
                 result = score_report(
                     None,
