@@ -78,6 +78,15 @@ def test_each_failure_has_its_verdict(
     assert message in report.tests[0].message
 
 
+def test_exit_and_quit_are_defined_for_call_based_programs(judge: Judge) -> None:
+    # A guard that stops on bad input, as competitive Python writes it: the names resolve
+    # (site's Quitter), and calling one ends that call as any SystemExit does.
+    source = "def add(a, b):\n    if a < 0:\n        quit()\n    return a + b if exit else 0\n"
+    report = judged(judge, source, cases(([1, 2], 3), ([-1, 2], 1)))
+    assert verdicts(report) == ["AC", "RE"], report.to_dict()
+    assert "SystemExit" in report.tests[1].message
+
+
 def test_a_syntax_error_is_the_builds_compile_error_with_its_own_line(judge: Judge) -> None:
     report = judged(
         judge,

@@ -52,7 +52,7 @@ from codefu_sandbox.graders.base import (
     wall_backstop,
 )
 from codefu_sandbox.languages import python
-from codefu_sandbox.languages.python import FLAGS, PythonExecutor
+from codefu_sandbox.languages.python import FLAGS, SITE_BUILTINS, PythonExecutor
 from codefu_sandbox.models import Limits, TestCase
 from codefu_sandbox.verdicts import TestResult, Verdict
 
@@ -159,10 +159,13 @@ class Call(Grader):
 
     def _input(self, job: GradingJob, tests: Sequence[TestCase], nonce: str) -> bytes:
         prelude = self.params.get("prelude")
+        # site's exit() and quit() first, as every Python program gets them; they leave no
+        # name in the module.
+        named = job.language.preludes.get(prelude, "") if prelude else ""
         header = {
             "nonce": nonce,
             "function": self.params["fn_name"].strip(),
-            "prelude": job.language.preludes.get(prelude) if prelude else None,
+            "prelude": SITE_BUILTINS + named,
             "seconds": job.limits.time_seconds,
             "wall": wall_backstop(job.limits.time_seconds),
             "memory": job.limits.memory_bytes,

@@ -79,15 +79,26 @@ BYTE_COMPILE = (
     f"with open({BYTECODE_NAME!r}, 'wb') as f:\n"
     "    f.write(MAGIC_NUMBER + bytes(12) + marshal.dumps(code))\n"
 )
+# What `site` gives every program and `-S` leaves out: the builtins exit() and quit(),
+# defined as site.setquit defines them (`_sitebuiltins.Quitter`: closes stdin, raises
+# SystemExit with its argument). One line, no name left in the program's globals. site's
+# other builtins (help, copyright, credits, license) are for the interactive prompt; its
+# other work (site and user packages on sys.path, sitecustomize) is left out on purpose.
+SITE_BUILTINS = (
+    "[setattr(__import__('builtins'), name, __import__('_sitebuiltins').Quitter(name, "
+    "'Ctrl-D (i.e. EOF)')) for name in ('exit', 'quit')]\n"
+)
 # Runs the byte code in the test's folder as the __main__ module. Not `python3 sol.pyc`:
 # the interpreter opens a script by its absolute path, through the judge's private
 # folders that the sandbox uid cannot enter; a relative open from the folder works.
-RUN_BYTECODE = f"exec(__import__('marshal').loads(open({BYTECODE_NAME!r}, 'rb').read()[16:]))"
+RUN_BYTECODE = (
+    SITE_BUILTINS + f"exec(__import__('marshal').loads(open({BYTECODE_NAME!r}, 'rb').read()[16:]))"
+)
 # Runs checker.py from the checker's folder (a relative path: the folders above it are the
 # judge's, closed to the checker's uid); an uncaught exception is the checker failing
 # (exit 3), not a wrong answer (Python's own exit status 1).
 CHECKER_BOOT = (
-    "import sys, traceback\n"
+    SITE_BUILTINS + "import sys, traceback\n"
     f"sys.argv = [{CHECKER_NAME!r}, *sys.argv[1:]]\n"
     "try:\n"
     f"    with open({CHECKER_NAME!r}, 'rb') as f:\n"
