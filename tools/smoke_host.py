@@ -22,9 +22,10 @@ result copied into `--out` as it comes (at most `OUT_FILES` files):
 
 Without a GPU (CI, where `tests/training/test_smoke.py` runs it) it runs the CPU smoke with
 the Python that runs it (`.nox/training/bin/python tools/smoke_host.py --out DIR`): the GPU
-steps are reported as skipped, with why. Standard library only (the host's Python runs it
-before anything is unpacked). Exit code: the smoke's (0 passed, 1 failed, 2 bad usage),
-124 when the watchdog ended it, 3 when a step before it failed.
+steps are reported as skipped, with why. Standard library only, and the trainer's
+`phase_probe` (the same), as the host's Python runs it before anything is unpacked. Exit
+code: the smoke's (0 passed, 1 failed, 2 bad usage), 124 when the watchdog ended it, 3 when a
+step before it failed.
 """
 
 from __future__ import annotations
@@ -49,6 +50,10 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("sandbox", "data", "trainer", "launcher")
+# The trainer's process readers (standard library only, like this file).
+sys.path.insert(0, str(ROOT / "packages" / "trainer" / "src"))
+from codefu_trainer.training.phase_probe import process_tree, pss_bytes  # noqa: E402
+
 # The files written into --out; nothing else goes there.
 SUMMARY = "summary.json"  # host, idle GPU, every step's time and result, what was skipped
 TABLE = "table.txt"  # the smoke's table: phases, plan, stages with their start-ups
@@ -116,35 +121,6 @@ def cmdline_of(pid: int) -> str:
     except OSError:
         return ""
     return raw.replace(b"\0", b" ").decode(errors="replace").strip()
-
-
-def descendants(root: int) -> list[int]:
-    """`root` and every process under it, from /proc."""
-    children: dict[int, list[int]] = {}
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        with contextlib.suppress(OSError, ValueError, IndexError):
-            stat = (entry / "stat").read_text()
-            ppid = int(stat[stat.rindex(")") + 2 :].split()[1])
-            children.setdefault(ppid, []).append(int(entry.name))
-    found, todo = [], [root]
-    while todo:
-        pid = todo.pop()
-        found.append(pid)
-        todo += children.get(pid, [])
-    return found
-
-
-def pss_bytes(pid: int) -> int | None:
-    """A process's proportional set size (shared pages counted once in all), or None."""
-    try:
-        for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
-            if line.startswith("Pss:"):
-                return int(line.split()[1]) * 1024
-    except (OSError, ValueError):
-        return None
-    return None
 
 
 # --- commands ------------------------------------------------------------------------------
@@ -629,7 +605,7 @@ class Sampler:
         period = GPU_SAMPLE_S if self._gpu is not None else CPU_SAMPLE_S
         began = time.monotonic()
         while not self._stop.wait(period):
-            tree = descendants(self.root)
+            tree = process_tree(self.root)
             self.seen.update(tree)
             record: dict[str, Any] = {"t": round(time.monotonic() - began, 2)}
             if self._gpu is not None:
@@ -697,11 +673,8 @@ def read_sha256(archive: Path) -> str:
 
 
 def sha256_of(path: Path) -> str:
-    digest = hashlib.sha256()
     with path.open("rb") as f:
-        while chunk := f.read(1 << 20):
-            digest.update(chunk)
-    return digest.hexdigest()
+        return hashlib.file_digest(f, "sha256").hexdigest()
 
 
 def unpack(archive: Path, into: Path) -> None:

@@ -474,22 +474,19 @@ def test_a_stage_line_gives_its_start_up_until_its_first_rollout() -> None:
 def test_smoke_check_composes_both_stages_and_starts_nothing(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """`codefu-train --smoke --check` on the CPU, and with a GPU's detection standing in for
-    one (the plan and the preflight of both GPU stages): no run directory, no process."""
+    """`codefu-train --smoke --check` with a GPU's detection standing in for one: both GPU
+    stages composed and validated, the plan and the preflight printed; no run directory, no
+    process. (On a CPU the same path skips the preflight.)"""
     from codefu_trainer.run import gpu
     from codefu_trainer.training.cli import main
 
     run_dir = tmp_path / "run"
-    argv = ["--config-dir", str(CONF), "--smoke", "--check", f"run.dir={run_dir}"]
-    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")
-    assert main(argv) == 0
-    out = capsys.readouterr()
-    assert "on this machine's CPU" in out.out and "resume: composed and validated" in out.out
-    assert "nothing started" in out.err and not run_dir.exists()
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0")
     monkeypatch.setattr(gpu, "visible_gpu_count", lambda: 1)
+    argv = ["--config-dir", str(CONF), "--smoke", "--check", f"run.dir={run_dir}"]
     assert main([*argv, "cluster.gpu_memory_gib=139.8"]) == 0
     out = capsys.readouterr()
     assert "on GPU 0" in out.out and out.out.count("GPU memory plan per GPU: configured") == 2
+    assert "train: composed and validated" in out.out and "resume: composed" in out.out
     assert "outside allocators: 2 CUDA context(s)" in out.out and "REFUSED" not in out.out
-    assert not run_dir.exists()
+    assert "nothing started" in out.err and not run_dir.exists()

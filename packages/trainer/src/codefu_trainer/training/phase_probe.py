@@ -9,7 +9,8 @@ size of every process under ROOT_PID_ENV (the smoke's own process), while a phas
 its ends, and appends one JSON line per phase and step to the log (with the wall-clock time
 the phase began, from which the smoke reads each stage's start-up).
 
-Imports neither torch nor veRL.
+Standard library only (tools/smoke_host.py, run by a bare host's Python, reads processes with
+`process_tree` and `pss_bytes`).
 """
 
 from __future__ import annotations
@@ -86,6 +87,36 @@ def gpu_memory_sampler(index: int) -> tuple[Callable[[], int], str, float] | Non
     return None
 
 
+def process_tree(root: int) -> list[int]:
+    """`root` and every process under it, from /proc."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        with contextlib.suppress(OSError, ValueError, IndexError):
+            stat = (entry / "stat").read_text()
+            ppid = int(stat[stat.rindex(")") + 2 :].split()[1])
+            children.setdefault(ppid, []).append(int(entry.name))
+    found, todo = [], [root]
+    while todo:
+        pid = todo.pop()
+        found.append(pid)
+        todo += children.get(pid, [])
+    return found
+
+
+def pss_bytes(pid: int) -> int | None:
+    """A process's proportional set size (shared pages counted once in all), from /proc; None
+    when it is gone or unreadable."""
+    try:
+        for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
+            if line.startswith("Pss:"):
+                return int(line.split()[1]) * 1024
+    except (OSError, ValueError):
+        return None
+    return None
+
+
 def tree_pss_sampler(root: int) -> Callable[[], int]:
     """Bytes of the process tree under `root` (its proportional set size: shared pages
     counted once in all), read from /proc."""
@@ -93,34 +124,11 @@ def tree_pss_sampler(root: int) -> Callable[[], int]:
     tree: list[int] = []
     listed = [0.0]  # when the tree was last listed
 
-    def descendants() -> list[int]:
-        children: dict[int, list[int]] = {}
-        for entry in Path("/proc").iterdir():
-            if not entry.name.isdigit():
-                continue
-            with contextlib.suppress(OSError, ValueError, IndexError):
-                stat = (entry / "stat").read_text()
-                ppid = int(stat[stat.rindex(")") + 2 :].split()[1])
-                children.setdefault(ppid, []).append(int(entry.name))
-        found, todo = [], [root]
-        while todo:
-            pid = todo.pop()
-            found.append(pid)
-            todo += children.get(pid, [])
-        return found
-
     def sample() -> int:
         if time.monotonic() - listed[0] > TREE_PERIOD:  # processes come and go seldom
-            tree[:] = descendants()
+            tree[:] = process_tree(root)
             listed[0] = time.monotonic()
-        total = 0
-        for pid in tree:
-            with contextlib.suppress(OSError, ValueError):
-                for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
-                    if line.startswith("Pss:"):
-                        total += int(line.split()[1]) * 1024
-                        break
-        return total
+        return sum(pss_bytes(pid) or 0 for pid in tree)
 
     return sample
 
