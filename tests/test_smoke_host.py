@@ -85,3 +85,43 @@ def test_an_archive_without_the_smokes_packages_is_refused(tmp_path: Path) -> No
     code, summary, _ = _command(tmp_path, "--archive", str(archive), "--sha256", digest)
     assert code == smoke_host.EXIT_BEFORE_SMOKE
     assert "codefu-smoke/site: not in the archive" in summary["steps"]["archive"]["error"]
+
+
+# A stand-in nvidia-smi answering the queries the command makes, in the real one's format.
+FAKE_SMI = """#!/bin/sh
+case "$*" in
+  "-L") echo "GPU 0: NVIDIA H200 (UUID: GPU-0)" ;;
+  *query-compute-apps*) printf '4242, 1234\\n4343, 567\\n' ;;
+  *memory.reserved*) echo "0, NVIDIA H200, 143771, 614, 1, 143155, 580.159.04" ;;
+  *query-gpu=memory.used*) echo "1801" ;;
+  *) exit 2 ;;
+esac
+"""
+
+
+@pytest.fixture
+def fake_smi(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    smi = tmp_path / "bin" / "nvidia-smi"
+    smi.parent.mkdir()
+    smi.write_text(FAKE_SMI)
+    smi.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{smi.parent}:/usr/bin:/bin")
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+
+
+@pytest.mark.usefixtures("fake_smi")
+def test_the_gpu_readings_parse_what_nvidia_smi_prints(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The GPU steps run only on a GPU host: their nvidia-smi readings are checked here on a
+    stand-in, and their Python snippets compile."""
+    assert smoke_host.gpu_listed() == ["GPU 0: NVIDIA H200 (UUID: GPU-0)"]
+    (row,) = smoke_host.smi_memory()["gpus"]
+    assert row == {
+        "index": "0", "name": "NVIDIA H200", "total": "143771", "reserved": "614", "used": "1",
+        "free": "143155", "driver_version": "580.159.04",
+    }  # fmt: skip
+    monkeypatch.setitem(sys.modules, "pynvml", None)  # no NVML binding: nvidia-smi's figures
+    used, processes = smoke_host.gpu_process_reader()()
+    assert used == {"smi": 1801 * 2**20}
+    assert processes == [(4242, 1234 * 2**20), (4343, 567 * 2**20)]
+    for snippet in (smoke_host.NVML_SNIPPET, smoke_host.CONTEXT_SNIPPET):
+        compile(snippet, "snippet", "exec")

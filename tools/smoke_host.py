@@ -74,9 +74,10 @@ FUSED_S = 75.0
 GENERATE_TOKENS = 64
 # Between samples of the processes' memory (seconds): NVML and nvidia-smi, PSS from /proc.
 GPU_SAMPLE_S = 0.5
-CPU_SAMPLE_S = 2.0
-# Between progressive copies into --out (seconds).
+CPU_SAMPLE_S = 5.0  # one sample reads every process's PSS: ~0.1 s of CPU for the smoke's tree
+# Between progressive copies into --out (seconds); the logs' tar every LOGS_EVERY copies.
 COPY_EVERY_S = 15.0
+LOGS_EVERY = 4
 EXIT_WATCHDOG = 124
 EXIT_BEFORE_SMOKE = 3
 
@@ -464,7 +465,7 @@ class Smoke:
             r["pid"] = proc.pid
             sampler = Sampler(self, proc.pid)
             sampler.start()
-            last_copy = 0.0
+            last_copy, copies = 0.0, 0
             try:
                 while True:
                     try:
@@ -479,7 +480,8 @@ class Smoke:
                         break
                     if time.monotonic() - last_copy > COPY_EVERY_S:
                         last_copy = time.monotonic()
-                        self.copy_results(logs=False)
+                        copies += 1
+                        self.copy_results(logs=copies % LOGS_EVERY == 0)
             finally:
                 sampler.stop()
                 end_group(proc, sampler.seen)  # whatever the smoke left behind

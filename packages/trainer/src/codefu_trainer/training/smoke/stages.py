@@ -235,8 +235,9 @@ def run_stage(smoke: Smoke, name: str, steps: int) -> tuple[int | None, str]:
             )
 
             def stop() -> None:
-                stopped.set()
-                stop_group(proc)
+                if proc.poll() is None:  # still running at the deadline
+                    stopped.set()
+                    stop_group(proc)
 
             timer = None
             if smoke.deadline is not None:
