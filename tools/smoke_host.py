@@ -1,7 +1,7 @@
 """The GPU smoke in one command, for a borrowed GPU host, its files collected (docs/smoke.md).
 
     python3 tools/smoke_host.py --archive codefu-smoke-cp312-manylinux_2_28_x86_64.tar.xz \\
-        --out "$OUT" --budget 420
+        --out "$OUT" --budget 480
 
 In the repository's root, with the Python of the host. In order, each step timed, and every
 result copied into `--out` as it comes (at most `OUT_FILES` files):
@@ -238,6 +238,8 @@ class Output:
         self.out = out
         self.lock = threading.Lock()
         out.mkdir(parents=True, exist_ok=True)
+        for name in OUT_FILES:  # an earlier run's, in a folder used again
+            (out / name).unlink(missing_ok=True)
         self.console = (out / CONSOLE).open("a")
 
     def say(self, text: str) -> None:
@@ -435,7 +437,8 @@ class Smoke:
     def smoke(self) -> int:
         """`codefu-train --smoke` under its deadline and the watchdog; its exit code."""
         deadline = self.end - RESERVE_S
-        self.run_dir.mkdir(parents=True, exist_ok=True)
+        shutil.rmtree(self.run_dir, ignore_errors=True)  # a fresh run, also on a second try
+        self.run_dir.mkdir(parents=True)
         argv = [
             self.args.python,
             "-m",
@@ -709,8 +712,8 @@ def parse(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--budget",
         type=float,
-        default=420.0,
-        help="seconds this command may take in all (default 420); the smoke's deadline is "
+        default=480.0,
+        help="seconds this command may take in all (default 480); the smoke's deadline is "
         f"{RESERVE_S:.0f} s before its end",
     )
     parser.add_argument(
