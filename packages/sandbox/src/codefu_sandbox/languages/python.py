@@ -55,6 +55,7 @@ from codefu_sandbox.languages.base import (
 )
 from codefu_sandbox.process import RunLimits
 from codefu_sandbox.runner import Runner, SandboxError
+from codefu_sandbox.syscalls import name_of
 
 FLAGS = ("-I", "-S", "-B")
 SOURCE_NAME = "sol.py"
@@ -112,7 +113,9 @@ CHECKER_BOOT = (
 )
 # The imports LiveCodeBench's runner puts before every program it judges (its
 # `import_string`, in its order: a later module's names win): each module's names, the
-# modules themselves, and a deep recursion limit.
+# modules themselves, and a deep recursion limit; then the limit on integer digits its
+# grading process sets for every program (`sys.set_int_max_str_digits(50000)`: an int
+# of up to 50,000 digits converts to and from text, where Python's default stops at 4,300).
 LIVECODEBENCH_MODULES = (
     "string",
     "re",
@@ -131,12 +134,16 @@ LIVECODEBENCH_MODULES = (
     "sys",
     "json",
 )
+LIVECODEBENCH_INT_DIGITS = 50_000
 LIVECODEBENCH_PRELUDE = (
     "".join(
         f"from {module} import *\n" for module in (*LIVECODEBENCH_MODULES, "builtins", "typing")
     )
     + f"import {', '.join(LIVECODEBENCH_MODULES)}\n"
     + "sys.setrecursionlimit(50000)\n"
+    # An interpreter older than the limit (before 3.10.7) has none to raise.
+    + "if hasattr(sys, 'set_int_max_str_digits'):\n"
+    + f"    sys.set_int_max_str_digits({LIVECODEBENCH_INT_DIGITS})\n"
 )
 VERSION_PROBE = (
     "import sys, importlib.util\n"
@@ -175,7 +182,7 @@ class Python(Language):
         return True
 
     def executor(self, cache_dir: Path, runner: Runner, config: Any = None) -> PythonExecutor:
-        return PythonExecutor(cache_dir, runner, config)
+        return PythonExecutor(cache_dir, runner, config, language=self)
 
 
 def python_interpreter() -> tuple[str, tuple[Path, ...]]:
@@ -201,7 +208,13 @@ class PythonExecutor(Executor):
     no_output = "[the byte-compiler wrote no byte code]"
     config: PythonConfig
 
-    def __init__(self, cache_dir: Path, runner: Runner, config: PythonConfig | None = None) -> None:
+    def __init__(
+        self,
+        cache_dir: Path,
+        runner: Runner,
+        config: PythonConfig | None = None,
+        language: Language | None = None,
+    ) -> None:
         cfg = self.settings(config, PythonConfig)
         if cfg.interpreter is None:
             self.interpreter, self.readable = python_interpreter()
@@ -215,7 +228,7 @@ class PythonExecutor(Executor):
             self.interpreter, self.readable = str(Path(found).resolve()), ()
         self.version = self._version()
         identity = digest(self.interpreter.encode(), self.version.encode())
-        super().__init__(cache_dir / "python", runner, cfg, identity)
+        super().__init__(cache_dir / "python", runner, cfg, identity, language)
         self.baseline_bytes = self._baseline()
         self.memory_allowance = math.ceil(self.baseline_bytes / MiB) * MiB
 
@@ -237,7 +250,10 @@ class PythonExecutor(Executor):
     def _command(self, code: str) -> Command:
         """The interpreter running `code`, as a submission runs (profile "run")."""
         return Command(
-            (self.interpreter, *FLAGS, "-c", code), profile="run", readable=self.readable
+            (self.interpreter, *FLAGS, "-c", code),
+            profile="run",
+            syscalls=self.run_syscalls,
+            readable=self.readable,
         )
 
     def _baseline(self) -> int:
@@ -248,9 +264,11 @@ class PythonExecutor(Executor):
         ran = self.run_in_sandbox(self._command("pass"), limits)
         outcome = ran.outcome
         if outcome.error is not None or outcome.exit_code != 0:
+            refused = outcome.refused_syscall
+            call = f", forbidden system call {name_of(refused)}" if refused is not None else ""
             raise SandboxError(
                 f"{self.interpreter} does not run in the sandbox ({outcome.error or ''}"
-                f"exit {outcome.exit_code}, signal {outcome.signal}): {ran.stderr}"
+                f"exit {outcome.exit_code}, signal {outcome.signal}{call}): {ran.stderr}"
             )
         return outcome.peak_memory_bytes
 
@@ -265,6 +283,7 @@ class PythonExecutor(Executor):
             files={BYTECODE_NAME: artifact},
             readable=self.readable,
             memory_allowance=self.memory_allowance,
+            syscalls=self.run_syscalls,
         )
 
     def with_prelude(self, program: Program, prelude: str) -> Program:
@@ -283,6 +302,7 @@ class PythonExecutor(Executor):
             (self.interpreter, *FLAGS, "-c", CHECKER_BOOT),
             files={CHECKER_NAME: script},
             readable=self.readable,
+            syscalls=self.run_syscalls,
         )
 
 
