@@ -258,5 +258,5 @@ def test_a_release_selects_its_files_and_a_missing_difficulty_is_named(
     (prepared,) = (tmp_path / "eval" / "data").iterdir()
     assert prepared.name.startswith("release_v2_")
 
-    with pytest.raises(BadInputError, match=r"test3\.jsonl is not among data\.source's files"):
+    with pytest.raises(BadInputError, match=r"files lack test3\.jsonl: add them"):
         with_prepared_data(compose_eval(CONF, [*overrides, "eval.release=release_v3"]))
