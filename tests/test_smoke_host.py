@@ -87,6 +87,20 @@ def test_an_archive_without_the_smokes_packages_is_refused(tmp_path: Path) -> No
     assert "codefu-smoke/site: not in the archive" in summary["steps"]["archive"]["error"]
 
 
+def test_a_smoke_that_fails_at_once_is_reported_by_its_last_line(tmp_path: Path) -> None:
+    """A Python without the smoke's packages (no --archive on a bare host): the smoke step's
+    error is the smoke's own last line, not an empty one."""
+    python = tmp_path / "bin" / "python3"
+    python.parent.mkdir()
+    python.write_text("#!/bin/sh\necho Traceback\necho 'ModuleNotFoundError: no x'\nexit 1\n")
+    python.chmod(0o755)
+    code, summary, _ = _command(tmp_path, "--python", str(python))
+    assert code == 1
+    smoke = summary["steps"]["smoke"]
+    assert smoke["ok"] is False
+    assert smoke["error"] == "exit 1: ModuleNotFoundError: no x"
+
+
 # A stand-in nvidia-smi answering the queries the command makes, in the real one's format.
 FAKE_SMI = """#!/bin/sh
 case "$*" in

@@ -490,6 +490,8 @@ class Smoke:
                 end_group(proc, sampler.seen)  # whatever the smoke left behind
                 echo.join(timeout=10)
             r.update(exit=code, ok=code == 0, samples=sampler.samples)
+            if code != 0:  # its last line says why (a stage's verdict, a missing package)
+                r["error"] = f"exit {code}: {last_line(self.work / 'smoke.log')}"
             self.copy_results(logs=True)
             self.summary["stages"] = stage_lines(self.run_dir / "smoke" / "table.txt")
         return code if code is not None else EXIT_WATCHDOG
@@ -540,6 +542,15 @@ def echo_lines(proc: subprocess.Popen[str], log: Path) -> None:
             out.flush()
             sys.stdout.write(line)
             sys.stdout.flush()
+
+
+def last_line(log: Path) -> str:
+    """The last non-blank line of `log` ("" without one)."""
+    try:
+        lines = [line for line in log.read_text(errors="replace").splitlines() if line.strip()]
+    except OSError:
+        return ""
+    return lines[-1].strip() if lines else ""
 
 
 def stage_lines(table: Path) -> list[str]:
