@@ -259,6 +259,8 @@ def grade(
                 f"question {generation.question_id} is not among the problems of "
                 f"data.source={cfg.data.source} (in its release and window, if given)",
             )
+    order = {name: n for n, name in enumerate(problems)}  # the data's: tier by tier
+    generations = sorted(generations, key=lambda g: order[g.question_id])
     unanswered = sorted(set(problems) - {g.question_id for g in generations})
     if unanswered:
         log(
