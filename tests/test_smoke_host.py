@@ -101,6 +101,31 @@ def test_a_smoke_that_fails_at_once_is_reported_by_its_last_line(tmp_path: Path)
     assert smoke["error"] == "exit 1: ModuleNotFoundError: no x"
 
 
+def test_the_watchdog_ends_a_smoke_past_its_deadline_and_the_files_are_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A smoke that does not stop at its deadline (a hang) is ended with its process group once
+    the grace is over: exit 124, the files still written. (The constants shortened.)"""
+    python = tmp_path / "bin" / "python3"
+    python.parent.mkdir()
+    python.write_text('#!/bin/sh\n[ "$2" = pip ] && exit 0\nexec sleep 600\n')
+    python.chmod(0o755)
+    monkeypatch.setattr(smoke_host, "RESERVE_S", 0.0)
+    monkeypatch.setattr(smoke_host, "SMOKE_GRACE_S", 1.0)
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")
+    out = tmp_path / "out"
+    argv = ["--out", str(out), "--work", str(tmp_path / "work"), "--budget", "2"]
+    assert smoke_host.main([*argv, "--python", str(python)]) == smoke_host.EXIT_WATCHDOG
+    summary = json.loads((out / smoke_host.SUMMARY).read_text())
+    assert summary["steps"]["smoke"]["error"] == "exit 124: ended by the watchdog"
+    assert summary["exit"] == smoke_host.EXIT_WATCHDOG
+    assert {p.name for p in out.iterdir()} == set(smoke_host.OUT_FILES) - {
+        smoke_host.TABLE,  # the stand-in smoke writes neither
+        smoke_host.PHASES,
+        smoke_host.PROCESSES,  # no sample in its 3 s (one every 5 s on a CPU)
+    }
+
+
 # A stand-in nvidia-smi answering the queries the command makes, in the real one's format.
 FAKE_SMI = """#!/bin/sh
 case "$*" in

@@ -490,8 +490,9 @@ class Smoke:
                 end_group(proc, sampler.seen)  # whatever the smoke left behind
                 echo.join(timeout=10)
             r.update(exit=code, ok=code == 0, samples=sampler.samples)
-            if code != 0:  # its last line says why (a stage's verdict, a missing package)
-                r["error"] = f"exit {code}: {last_line(self.work / 'smoke.log')}"
+            if code != 0:  # why: the watchdog, or the smoke's last line (a missing package)
+                why = "ended by the watchdog" if code == EXIT_WATCHDOG else None
+                r["error"] = f"exit {code}: {why or last_line(self.work / 'smoke.log')}"
             self.copy_results(logs=True)
             self.summary["stages"] = stage_lines(self.run_dir / "smoke" / "table.txt")
         return code if code is not None else EXIT_WATCHDOG
