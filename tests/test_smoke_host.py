@@ -59,6 +59,9 @@ def test_an_archive_whose_digest_differs_stops_before_the_smoke_with_its_files(
 ) -> None:
     archive = _archive(tmp_path / "a.tar.xz", {"codefu-smoke/site/x.py": b"x = 1\n"})
     (tmp_path / "a.tar.xz.sha256").write_text("0" * 64 + "  a.tar.xz\n")
+    for earlier in ("raw/generate.json", "run/smoke/resume.log", "smoke.log"):  # a first try's
+        (tmp_path / "work" / earlier).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / "work" / earlier).write_text("an earlier try")
     code, summary, out = _command(tmp_path, "--archive", str(archive))
     assert code == smoke_host.EXIT_BEFORE_SMOKE
     assert summary["steps"]["archive"]["ok"] is False
@@ -66,7 +69,7 @@ def test_an_archive_whose_digest_differs_stops_before_the_smoke_with_its_files(
     assert summary["skipped"]["idle GPU"].startswith("no GPU") and "smoke" not in summary["steps"]
     assert {p.name for p in out.iterdir()} <= set(smoke_host.OUT_FILES)
     with tarfile.open(out / smoke_host.LOGS) as tar:
-        assert "logs/raw/pip-freeze.txt" in tar.getnames()
+        assert sorted(tar.getnames()) == ["logs/raw/pip-freeze.txt"]  # this try's only
 
 
 def test_an_archive_is_unpacked_as_data_only(tmp_path: Path) -> None:

@@ -337,6 +337,15 @@ class Smoke:
             "HF_HUB_OFFLINE": "1",
         }
 
+    def fresh_work(self) -> None:
+        """An earlier try's outputs out of --work (its raw outputs, run directory and console),
+        so that the logs' tar holds this try's only; the unpacked archive is replaced when
+        the archive is unpacked."""
+        shutil.rmtree(self.raw, ignore_errors=True)
+        shutil.rmtree(self.run_dir, ignore_errors=True)
+        (self.work / "smoke.log").unlink(missing_ok=True)
+        self.raw.mkdir(parents=True)
+
     # --- steps -------------------------------------------------------------------------
 
     def host(self) -> None:
@@ -356,7 +365,6 @@ class Smoke:
             self.gpus = gpu_listed()
             r["gpus"] = self.gpus
             code, freeze = run([self.args.python, "-m", "pip", "freeze"], timeout=60)
-            self.raw.mkdir(parents=True, exist_ok=True)
             (self.raw / "pip-freeze.txt").write_text(freeze)
             r["pip_freeze"] = f"exit {code}, {len(freeze.splitlines())} lines (raw/pip-freeze.txt)"
 
@@ -750,6 +758,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     output = Output(args.out)
     smoke = Smoke(args, output)
     output.say(f"budget {args.budget:.0f} s; files into {args.out}; work in {smoke.work}")
+    smoke.fresh_work()
     smoke.save()
     smoke.host()
     smoke.idle_gpu()
