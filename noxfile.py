@@ -516,7 +516,7 @@ def train(session: nox.Session) -> None:
 
 @nox.session(python=False)
 def smoke(session: nox.Session) -> None:
-    """`codefu-train --smoke`: 3 GRPO steps of veRL's trainer on this machine's GPU (its CPU
+    """`codefu-train --smoke`: 2 GRPO steps of veRL's trainer on this machine's GPU (its CPU
     without one), checkpoint, torn-step resume, export, and the per-phase memory table
     (docs/smoke.md). Arguments are Hydra overrides: `nox -s smoke -- cluster=local`."""
     bin_dir = use_env(session, "training")

@@ -59,6 +59,9 @@ def test_an_archive_whose_digest_differs_stops_before_the_smoke_with_its_files(
 ) -> None:
     archive = _archive(tmp_path / "a.tar.xz", {"codefu-smoke/site/x.py": b"x = 1\n"})
     (tmp_path / "a.tar.xz.sha256").write_text("0" * 64 + "  a.tar.xz\n")
+    for earlier in ("raw/generate.json", "run/smoke/resume.log", "smoke.log"):  # a first try's
+        (tmp_path / "work" / earlier).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / "work" / earlier).write_text("an earlier try")
     code, summary, out = _command(tmp_path, "--archive", str(archive))
     assert code == smoke_host.EXIT_BEFORE_SMOKE
     assert summary["steps"]["archive"]["ok"] is False
@@ -66,7 +69,7 @@ def test_an_archive_whose_digest_differs_stops_before_the_smoke_with_its_files(
     assert summary["skipped"]["idle GPU"].startswith("no GPU") and "smoke" not in summary["steps"]
     assert {p.name for p in out.iterdir()} <= set(smoke_host.OUT_FILES)
     with tarfile.open(out / smoke_host.LOGS) as tar:
-        assert "logs/raw/pip-freeze.txt" in tar.getnames()
+        assert sorted(tar.getnames()) == ["logs/raw/pip-freeze.txt"]  # this try's only
 
 
 def test_an_archive_is_unpacked_as_data_only(tmp_path: Path) -> None:
@@ -85,6 +88,45 @@ def test_an_archive_without_the_smokes_packages_is_refused(tmp_path: Path) -> No
     code, summary, _ = _command(tmp_path, "--archive", str(archive), "--sha256", digest)
     assert code == smoke_host.EXIT_BEFORE_SMOKE
     assert "codefu-smoke/site: not in the archive" in summary["steps"]["archive"]["error"]
+
+
+def test_a_smoke_that_fails_at_once_is_reported_by_its_last_line(tmp_path: Path) -> None:
+    """A Python without the smoke's packages (no --archive on a bare host): the smoke step's
+    error is the smoke's own last line, not an empty one."""
+    python = tmp_path / "bin" / "python3"
+    python.parent.mkdir()
+    python.write_text("#!/bin/sh\necho Traceback\necho 'ModuleNotFoundError: no x'\nexit 1\n")
+    python.chmod(0o755)
+    code, summary, _ = _command(tmp_path, "--python", str(python))
+    assert code == 1
+    smoke = summary["steps"]["smoke"]
+    assert smoke["ok"] is False
+    assert smoke["error"] == "exit 1: ModuleNotFoundError: no x"
+
+
+def test_the_watchdog_ends_a_smoke_past_its_deadline_and_the_files_are_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A smoke that does not stop at its deadline (a hang) is ended with its process group once
+    the grace is over: exit 124, the files still written. (The constants shortened.)"""
+    python = tmp_path / "bin" / "python3"
+    python.parent.mkdir()
+    python.write_text('#!/bin/sh\n[ "$2" = pip ] && exit 0\nexec sleep 600\n')
+    python.chmod(0o755)
+    monkeypatch.setattr(smoke_host, "RESERVE_S", 0.0)
+    monkeypatch.setattr(smoke_host, "SMOKE_GRACE_S", 1.0)
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")
+    out = tmp_path / "out"
+    argv = ["--out", str(out), "--work", str(tmp_path / "work"), "--budget", "2"]
+    assert smoke_host.main([*argv, "--python", str(python)]) == smoke_host.EXIT_WATCHDOG
+    summary = json.loads((out / smoke_host.SUMMARY).read_text())
+    assert summary["steps"]["smoke"]["error"] == "exit 124: ended by the watchdog"
+    assert summary["exit"] == smoke_host.EXIT_WATCHDOG
+    assert {p.name for p in out.iterdir()} == set(smoke_host.OUT_FILES) - {
+        smoke_host.TABLE,  # the stand-in smoke writes neither
+        smoke_host.PHASES,
+        smoke_host.PROCESSES,  # no sample in its 3 s (one every 5 s on a CPU)
+    }
 
 
 # A stand-in nvidia-smi answering the queries the command makes, in the real one's format.

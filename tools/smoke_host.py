@@ -337,6 +337,15 @@ class Smoke:
             "HF_HUB_OFFLINE": "1",
         }
 
+    def fresh_work(self) -> None:
+        """An earlier try's outputs out of --work (its raw outputs, run directory and console),
+        so that the logs' tar holds this try's only; the unpacked archive is replaced when
+        the archive is unpacked."""
+        shutil.rmtree(self.raw, ignore_errors=True)
+        shutil.rmtree(self.run_dir, ignore_errors=True)
+        (self.work / "smoke.log").unlink(missing_ok=True)
+        self.raw.mkdir(parents=True)
+
     # --- steps -------------------------------------------------------------------------
 
     def host(self) -> None:
@@ -356,7 +365,6 @@ class Smoke:
             self.gpus = gpu_listed()
             r["gpus"] = self.gpus
             code, freeze = run([self.args.python, "-m", "pip", "freeze"], timeout=60)
-            self.raw.mkdir(parents=True, exist_ok=True)
             (self.raw / "pip-freeze.txt").write_text(freeze)
             r["pip_freeze"] = f"exit {code}, {len(freeze.splitlines())} lines (raw/pip-freeze.txt)"
 
@@ -490,6 +498,9 @@ class Smoke:
                 end_group(proc, sampler.seen)  # whatever the smoke left behind
                 echo.join(timeout=10)
             r.update(exit=code, ok=code == 0, samples=sampler.samples)
+            if code != 0:  # why: the watchdog, or the smoke's last line (a missing package)
+                why = "ended by the watchdog" if code == EXIT_WATCHDOG else None
+                r["error"] = f"exit {code}: {why or last_line(self.work / 'smoke.log')}"
             self.copy_results(logs=True)
             self.summary["stages"] = stage_lines(self.run_dir / "smoke" / "table.txt")
         return code if code is not None else EXIT_WATCHDOG
@@ -540,6 +551,15 @@ def echo_lines(proc: subprocess.Popen[str], log: Path) -> None:
             out.flush()
             sys.stdout.write(line)
             sys.stdout.flush()
+
+
+def last_line(log: Path) -> str:
+    """The last non-blank line of `log` ("" without one)."""
+    try:
+        lines = [line for line in log.read_text(errors="replace").splitlines() if line.strip()]
+    except OSError:
+        return ""
+    return lines[-1].strip() if lines else ""
 
 
 def stage_lines(table: Path) -> list[str]:
@@ -738,6 +758,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     output = Output(args.out)
     smoke = Smoke(args, output)
     output.say(f"budget {args.budget:.0f} s; files into {args.out}; work in {smoke.work}")
+    smoke.fresh_work()
     smoke.save()
     smoke.host()
     smoke.idle_gpu()

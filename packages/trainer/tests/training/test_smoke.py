@@ -471,6 +471,29 @@ def test_a_stage_line_gives_its_start_up_until_its_first_rollout() -> None:
     assert "start-up" not in stage_line(torn, phases)
 
 
+def test_a_stage_still_running_at_the_smokes_deadline_is_stopped(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The deadline tools/smoke_host.py sets (CODEFU_SMOKE_DEADLINE): a stage still running then
+    is stopped with its process group and reported as stopped; one that ends before it keeps
+    its exit code. (A stand-in stage: a Python that sleeps.)"""
+    import time
+
+    (tmp_path / "smoke").mkdir()
+    smoke = stages.Smoke(CONF, tmp_path, None, [], deadline=time.time() + 1)
+    sleeper = [sys.executable, "-c", "import time; print('stage up', flush=True); time.sleep(600)"]
+    monkeypatch.setattr(stages, "stage_argv", lambda smoke, steps: sleeper)
+    code, log = stages.run_stage(smoke, "train", 1)
+    assert code is None and "stage up" in log
+    assert stages.stage_verdict(smoke, "train", code) == (
+        "stopped at the smoke's deadline (tools/smoke_host.py --budget)"
+    )
+    failing = [sys.executable, "-c", "exit(3)"]
+    monkeypatch.setattr(stages, "stage_argv", lambda smoke, steps: failing)
+    smoke.deadline = time.time() + 600
+    assert stages.run_stage(smoke, "resume", 2)[0] == 3
+
+
 def test_smoke_check_composes_both_stages_and_starts_nothing(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
