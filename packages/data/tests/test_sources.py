@@ -10,6 +10,7 @@ import os
 import pickle
 import zlib
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -18,14 +19,17 @@ import pyarrow.parquet as pq
 import pytest
 
 from codefu_data.cli import main
-from codefu_data.config import DataConfig
+from codefu_data.config import DataConfig, check_config
+from codefu_data.formats.livecodebench import RELEASES
 from codefu_data.formats.verl import statement_from_prompt
+from codefu_data.livecodebench_prompts import SYSTEM_GENERIC, TEXT_ROLE
 from codefu_data.prepare import prepare
 from codefu_data.reader import DataError
 from codefu_data.sample import sample_dataset_dir
 
 # CodeContests problems rewritten in each published source format.
 PYTHON3 = 3
+BIG = "9" * 6000  # an integer of 6,000 digits
 
 
 def _pairs(row: dict[str, Any]) -> list[tuple[str, str]]:
@@ -290,7 +294,13 @@ def test_livecodebench_rows_are_judged_as_livecodebench_judges(tmp_path: Path) -
             [{"input": "[1, 2, 3]\n4", "output": "10", "testtype": "functional"}]
         ),
         "private_test_cases": packed(
-            json.dumps([{"input": "[]\n-1", "output": "-1", "testtype": "functional"}])
+            json.dumps(
+                [
+                    {"input": "[]\n-1", "output": "-1", "testtype": "functional"},
+                    # Longer than Python's default digit limit, within LiveCodeBench's.
+                    {"input": "[]\n" + BIG, "output": BIG, "testtype": "functional"},
+                ]
+            )
         ),
         "metadata": json.dumps({"func_name": "addAll"}),
     }
@@ -312,10 +322,10 @@ def test_livecodebench_rows_are_judged_as_livecodebench_judges(tmp_path: Path) -
     assert call["extra_info"]["contest_date"] == "2024-09-01T00:00:00"
     assert gt["grader"] == {
         "name": "call",
-        "params": {"fn_name": "addAll", "prelude": "livecodebench", "compare": "exact"},
+        "params": {"fn_name": "addAll", "prelude": "livecodebench", "compare": "livecodebench"},
     }
     assert gt["public_tests"] == {"input": ["[[1, 2, 3], 4]"], "output": ["10"]}
-    assert gt["private_tests"] == {"input": ["[[], -1]"], "output": ["-1"]}
+    assert gt["private_tests"] == {"input": ["[[], -1]", f"[[], {BIG}]"], "output": ["-1", BIG]}
     assert gt["checker"] is None
     prompt = call["prompt"][0]["content"]
     assert "complete the function `addAll`" in prompt and "do not read the input" in prompt
@@ -327,6 +337,47 @@ def test_livecodebench_rows_are_judged_as_livecodebench_judges(tmp_path: Path) -
     # Asked for C++, the call-based problem cannot be answered: dropped, and counted.
     manifest = _prepare(str(source), tmp_path / "cpp")
     assert manifest["totals"]["dropped"]["call_grader_language"] == 1
+
+
+def test_livecodebench_prompts_per_model_style(tmp_path: Path) -> None:
+    """data.prompt.style: LiveCodeBench's generic chat prompt (system and user messages) or
+    its DeepSeekR1 text (one message given as it is), the statement as the row has it."""
+    row = livecodebench(_sample_rows()[0], pickled=False)
+    source = _write(tmp_path / "test.jsonl", [row])
+    prompts = {}
+    for style in ("livecodebench", "livecodebench_deepseek_r1"):
+        cfg = DataConfig(source=str(source), out_dir=str(tmp_path / style), language="python")
+        cfg.prompt.style = style
+        prepare(cfg, progress=False)
+        (prompts[style],) = [
+            r["prompt"]
+            for tier in TIERS
+            for r in pq.read_table(tmp_path / style / tier / "test.parquet").to_pylist()
+        ]
+    system, user = prompts["livecodebench"]
+    assert system == {"content": SYSTEM_GENERIC, "role": "system"}
+    assert user["role"] == "user"
+    assert user["content"].startswith(f"### Question:\n{row['question_content']}\n\n### Format: ")
+    assert user["content"].endswith("### Answer: (use the provided format with backticks)\n\n")
+    (text,) = prompts["livecodebench_deepseek_r1"]
+    assert text["role"] == TEXT_ROLE and text["content"].endswith("<｜Assistant｜>")
+    assert f"Question: {row['question_content']}\n\n" in text["content"]
+    with pytest.raises(ValueError, match=r"data\.prompt\.style='chat': use one of codefu, "):
+        check_config(replace(cfg, prompt=replace(cfg.prompt, style="chat")))
+
+
+def test_livecodebench_releases_are_the_files_its_version_tags_read() -> None:
+    """Its dataset's loading script: cumulative releases, single versions, their ranges."""
+    files = ("test.jsonl", "test2.jsonl", "test3.jsonl", "test4.jsonl", "test5.jsonl")
+    assert RELEASES["release_v5"] == files
+    assert RELEASES["release_v1"] == ("test.jsonl",)
+    assert RELEASES["release_latest"] == RELEASES["release_v6"] == (*files, "test6.jsonl")
+    assert RELEASES["v1"] == ("test.jsonl",) and RELEASES["v6"] == ("test6.jsonl",)
+    assert RELEASES["v4_v5"] == ("test4.jsonl", "test5.jsonl")
+    assert RELEASES["v1_v3"] == files[:3]
+    ranges = [f"v{a}_v{b}" for a in range(1, 7) for b in range(a + 1, 7)]
+    names = [f"release_v{n}" for n in range(1, 7)] + ["release_latest"]
+    assert list(RELEASES) == names + [f"v{n}" for n in range(1, 7)] + ranges
 
 
 def test_a_hostile_pickle_is_refused_without_running(

@@ -78,6 +78,15 @@ def test_each_failure_has_its_verdict(
     assert message in report.tests[0].message
 
 
+def test_exit_and_quit_are_defined_for_call_based_programs(judge: Judge) -> None:
+    # A guard that stops on bad input, as competitive Python writes it: the names resolve
+    # (site's Quitter), and calling one ends that call as any SystemExit does.
+    source = "def add(a, b):\n    if a < 0:\n        quit()\n    return a + b if exit else 0\n"
+    report = judged(judge, source, cases(([1, 2], 3), ([-1, 2], 1)))
+    assert verdicts(report) == ["AC", "RE"], report.to_dict()
+    assert "SystemExit" in report.tests[1].message
+
+
 def test_a_syntax_error_is_the_builds_compile_error_with_its_own_line(judge: Judge) -> None:
     report = judged(
         judge,
@@ -164,6 +173,56 @@ def test_apps_compare_also_takes_the_first_element_of_an_expected_list(judge: Ju
     grader = GraderConfig("call", {"fn_name": "add", "compare": "apps"})
     assert verdicts(judged(judge, keys, keyed, grader)) == ["AC", "AC"]
     assert verdicts(judged(judge, keys, keyed)) == ["WA", "AC"]
+
+
+def test_livecodebench_compare_reads_a_returned_tuple_as_a_list_and_nothing_else(
+    judge: Judge,
+) -> None:
+    """Its `prediction == expected`: a returned tuple becomes a list, but a tuple inside the
+    result, or a dict key that is not a string, never equals JSON data."""
+    grader = GraderConfig("call", {"fn_name": "add", "compare": "livecodebench"})
+    results = [
+        ("(a, [b])", [1, [2]], "AC"),  # the returned tuple only
+        ("[[a, b]]", [[1, 2]], "AC"),
+        ("[(a, b)]", [[1, 2]], "WA"),
+        ("((a, b),)", [[1, 2]], "WA"),
+        ("{'k': (a,)}", {"k": [1]}, "WA"),
+        ("{'1': a}", {"1": 1}, "AC"),
+        ("{1: a}", {"1": 1}, "WA"),
+    ]
+    for result, expected, verdict in results:
+        source = f"def add(a, b):\n    return {result}\n"
+        report = judged(judge, source, cases(([1, 2], expected)), grader)
+        assert str(report.verdict) == verdict, (result, report.to_dict())
+        # The exact comparison takes JSON's reading of all of them.
+        assert verdicts(judged(judge, source, cases(([1, 2], expected)))) == ["AC"]
+    nested = "def add(a, b):\n    return [(a, b)]\n"
+    report = judged(judge, nested, cases(([1, 2], [[1, 2]])), grader)
+    assert "a tuple inside the result" in report.tests[0].message
+    # A list inside itself is refused as JSON refuses it, not searched for ever.
+    cycle = "def add(a, b):\n    x = [a]\n    x.append(x)\n    return x\n"
+    report = judged(judge, cycle, cases(([1, 2], [1])), grader)
+    assert str(report.verdict) == "WA" and "Circular reference" in report.tests[0].message
+
+
+def test_the_livecodebench_prelude_lifts_the_integer_digit_limit_to_its_50000(
+    judge: Judge,
+) -> None:
+    stdio = GraderConfig("stdio", {"prelude": "livecodebench"})
+    digits = "print(len(str(3 ** int(input()))))\n"
+    within = [TestCase("40000\n", "19085\n")]  # 3**40000 has 19,085 digits
+    report = judge.judge(digits, within, LIMITS, language="python", grader=stdio)
+    assert report.verdict is Verdict.AC, report.to_dict()
+    beyond = [TestCase("110000\n", "52488\n")]  # over its limit too
+    report = judge.judge(digits, beyond, LIMITS, language="python", grader=stdio)
+    assert report.verdict is Verdict.RE and "Exceeds the limit" in report.tests[0].message
+    # Without the prelude, Python's default of 4,300 digits holds.
+    assert judge.judge(digits, within, LIMITS, language="python").verdict is Verdict.RE
+    # A 10,000-digit input reads too.
+    read = "print(int(input()) % 1000)\n"
+    big = [TestCase("7" * 10000 + "\n", "777\n")]
+    report = judge.judge(read, big, LIMITS, language="python", grader=stdio)
+    assert report.verdict is Verdict.AC, report.to_dict()
 
 
 def test_the_livecodebench_prelude_gives_its_names_to_call_and_stdio_programs(

@@ -115,6 +115,44 @@ def test_uncaught_exception_is_re_with_the_traceback(judge: Judge) -> None:
     assert "IndexError" in report.tests[0].message
 
 
+# A Codeforces-style program: the answer, then exit() or quit() before the rest.
+STOPS_EARLY = (
+    "n = int(input())\n"
+    "if n > 5:\n"
+    "    print(n * (n + 1) // 2)\n"
+    "    {stop}\n"
+    "print(-1)\n"
+    "{stop}\n"
+    "print('never')\n"
+)
+
+
+@pytest.mark.parametrize("stop", ["exit()", "quit()", "exit(0)", "quit(None)", "sys.exit()"])
+def test_exit_and_quit_end_a_program_as_cpython_does(judge: Judge, stop: str) -> None:
+    source = ("import sys\n" if stop.startswith("sys.") else "") + STOPS_EARLY.format(stop=stop)
+    tests = [TestCase("10\n", "55\n"), TestCase("3\n", "-1\n")]
+    report = judge.judge(source, tests, Limits(1.0, 256 * MiB), language="python")
+    assert report.verdict is Verdict.AC, report.to_dict()
+
+
+def test_exit_with_a_status_or_a_message_is_re_as_in_cpython(judge: Judge) -> None:
+    limits = Limits(1.0, 256 * MiB)
+    status = judge.judge("print(6)\nexit(2)\n", [TestCase("", "6\n")], limits, language="python")
+    assert status.verdict is Verdict.RE
+    assert status.tests[0].exit_code == 2
+    text = judge.judge("print(6)\nquit('bye')\n", [TestCase("", "6\n")], limits, language="python")
+    assert text.verdict is Verdict.RE
+    assert text.tests[0].exit_code == 1
+    assert "bye" in text.tests[0].message
+    # Defined as `site` defines them, and nothing else of site's is: no name leaks in.
+    names = "print(repr(exit), repr(quit), 'builtins' in globals(), 'name' in globals())\n"
+    expected = "Use exit() or Ctrl-D (i.e. EOF) to exit Use quit() or Ctrl-D (i.e. EOF) to exit"
+    shown = judge.judge(
+        names, [TestCase("", expected + " False False\n")], limits, language="python"
+    )
+    assert shown.verdict is Verdict.AC, shown.to_dict()
+
+
 def test_the_time_factor_scales_the_limit(cache_dir: Path) -> None:
     tests = [TestCase("0.15\n", "done\n")]
     limits = Limits(0.1, 256 * MiB)

@@ -36,11 +36,15 @@ def _binary(judge: Judge, source: str) -> tuple[CompileResult, Path | None]:
 
 
 def test_parse_sandbox_exec_line() -> None:
-    run = parse_sandbox_exec_line("ok 0 0 1500 500 2048 3000 0", "", time.monotonic())
+    run = parse_sandbox_exec_line("ok 0 0 1500 500 2048 3000 0 -1", "", time.monotonic())
     assert (run.exit_code, run.signal, run.killed, run.error) == (0, None, None, None)
     assert run.cpu_seconds == pytest.approx(0.002) and run.peak_memory_bytes == 2048 * 1024
-    killed = parse_sandbox_exec_line("ok -1 9 1000000 0 100 1100000 2", "", time.monotonic())
+    assert run.refused_syscall is None
+    killed = parse_sandbox_exec_line("ok -1 9 1000000 0 100 1100000 2 -1", "", time.monotonic())
     assert (killed.exit_code, killed.signal, killed.killed) == (None, 9, "wall")
+    refused = parse_sandbox_exec_line("ok -1 9 100 0 100 1000 0 7", "", time.monotonic())
+    assert (refused.signal, refused.killed, refused.refused_syscall) == (9, None, 7)
+    assert parse_sandbox_exec_line("ok 0 0 1500 500 2048 3000 0", "", 0.0).error is not None
     broken = parse_sandbox_exec_line(
         "error setresuid: Operation not permitted", "", time.monotonic()
     )

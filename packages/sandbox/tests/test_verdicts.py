@@ -43,6 +43,10 @@ def outcome(**kw: object) -> RunOutcome:
         ({}, None),
         ({"error": "launcher broke"}, Verdict.IE),
         ({"exit_code": None, "signal": signal.SIGSYS}, Verdict.SV),
+        # The runner killed it for a refused call (named or not), over its CPU time too.
+        ({"exit_code": None, "signal": signal.SIGKILL, "refused_syscall": 7}, Verdict.SV),
+        ({"exit_code": None, "signal": signal.SIGKILL, "refused_syscall": -2}, Verdict.SV),
+        ({"cpu_seconds": 2.0, "signal": signal.SIGKILL, "refused_syscall": 101}, Verdict.SV),
         ({"cpu_seconds": 1.01}, Verdict.TLE),
         ({"killed": "wall", "exit_code": None, "signal": signal.SIGKILL}, Verdict.TLE),
         ({"exit_code": None, "signal": signal.SIGXCPU}, Verdict.TLE),

@@ -33,6 +33,7 @@ def row(
     func_name: str | None = None,
     starter_code: str = "",
     pickled: bool = False,
+    title: str | None = None,
 ) -> dict[str, Any]:
     """One row; a functional problem's input holds one JSON value per line."""
     kind = "functional" if func_name else "stdin"
@@ -41,7 +42,7 @@ def row(
         return json.dumps([{"input": i, "output": o, "testtype": kind} for i, o in tests])
 
     return {
-        "question_title": f"Problem {question_id}",
+        "question_title": title or f"Problem {question_id}",
         "question_content": content,
         "platform": platform,
         "question_id": question_id,

@@ -17,7 +17,7 @@ from typing import Any
 
 from hydra.core.config_store import ConfigStore
 
-from codefu_data import formats
+from codefu_data import formats, livecodebench_prompts
 from codefu_data.formats import DEFAULT_OPTIONS, ReadOptions
 from codefu_sandbox.languages import DEFAULT_LANGUAGE, LANGUAGES, default_time_factors
 
@@ -52,6 +52,9 @@ DEFAULT_PERSONAS = [
     "Working as an experienced competitive programmer",
     "As a master of algorithms and data structures",
 ]
+# `data.prompt.style`: this project's prompts, or LiveCodeBench's per model style.
+CODEFU_PROMPTS = "codefu"
+PROMPT_STYLES = (CODEFU_PROMPTS, *livecodebench_prompts.STYLES)
 DEFAULT_TEMPLATE = (
     "{instruction}\n\nProblem:\n{description}\n\n"
     "Time limit per test: {time_limit}\nMemory limit per test: {memory_limit}"
@@ -70,12 +73,17 @@ class TierRange:
 class PromptConfig:
     """How a problem becomes chat messages.
 
-    `template` is a Python format string with the fields {instruction}, {description},
-    {time_limit}, {memory_limit} and {name}. The instruction is one of `instructions`,
-    chosen deterministically from the problem name and `seed`; with probability
-    `persona_probability` it is prefixed by one of `personas` ("As an expert, write …").
+    `style`: `codefu`, this project's prompts (below), or LiveCodeBench's for a model style
+    (`livecodebench`: its generic chat style; `livecodebench_deepseek_r1`: its text prompt for
+    R1-like models; `codefu_data.livecodebench_prompts`), which use none of the settings
+    below. `template` is a Python format string with the fields {instruction},
+    {description}, {time_limit}, {memory_limit} and {name}. The instruction is one of
+    `instructions`, chosen deterministically from the problem name and `seed`; with
+    probability `persona_probability` it is prefixed by one of `personas` ("As an expert,
+    write …").
     """
 
+    style: str = CODEFU_PROMPTS
     template: str = DEFAULT_TEMPLATE
     instructions: list[str] = field(default_factory=lambda: list(DEFAULT_INSTRUCTIONS))
     personas: list[str] = field(default_factory=lambda: list(DEFAULT_PERSONAS))
@@ -272,6 +280,10 @@ def check_config(cfg: DataConfig) -> None:
         raise ValueError("data.batch_size must be at least 1.")
     if not 0.0 <= cfg.prompt.persona_probability <= 1.0:
         raise ValueError("data.prompt.persona_probability must be within [0, 1].")
+    if cfg.prompt.style not in PROMPT_STYLES:
+        raise ValueError(
+            f"data.prompt.style={cfg.prompt.style!r}: use one of {', '.join(PROMPT_STYLES)}."
+        )
     if not cfg.prompt.instructions:
         raise ValueError("data.prompt.instructions is empty: give at least one instruction.")
     check_tiers(cfg.tiers)

@@ -4,13 +4,18 @@ A call-based problem (a function's return value is judged: LiveCodeBench's funct
 problems, TACO/APPS with `fn_name`) adds to its statement what to write: the function to
 complete, that it returns its answer rather than printing it, and the starter code in a
 code block of the prompts' language (`data.language`).
+
+`data.prompt.style` other than `codefu` is LiveCodeBench's prompt for a model style
+(`livecodebench_prompts`): the statement as the row gives it and its starter code, nothing
+else of the settings.
 """
 
 from __future__ import annotations
 
 import hashlib
 
-from codefu_data.config import PromptConfig
+from codefu_data.config import CODEFU_PROMPTS, PromptConfig
+from codefu_data.livecodebench_prompts import livecodebench_messages
 from codefu_sandbox.languages import DEFAULT_LANGUAGE, get
 
 
@@ -76,7 +81,10 @@ def build_messages(
     """Chat messages (`[{"content", "role"}]`, the key order of the processed schema) asking
     for an answer in `language` (`data.language`). `call`: the function a call-based
     problem's answer defines (its `starter_code` then follows the statement; a problem read
-    back from a prepared prompt has it in its statement already: `starter_code` None)."""
+    back from a prepared prompt has it in its statement already: `starter_code` None).
+    LiveCodeBench's styles (`cfg.style`) take the statement and starter code as they are."""
+    if cfg.style != CODEFU_PROMPTS:
+        return livecodebench_messages(cfg.style, description, starter_code or "")
     statement = description.strip()
     if call is not None and starter_code is not None:
         statement += "\n\n" + call_format(call, starter_code, language)

@@ -61,7 +61,10 @@ GRADER_TYPE = pa.struct(
                 [
                     ("fn_name", pa.string()),  # call: the function or Solution method
                     ("prelude", pa.string()),  # a named import prelude ("livecodebench") or null
-                    ("compare", pa.string()),  # call: "exact" (null = exact) | "apps"
+                    (
+                        "compare",
+                        pa.string(),
+                    ),  # call: "exact" (null = exact), "apps", "livecodebench"
                 ]
             ),
         ),

@@ -9,7 +9,8 @@ failure: an internal error for that test, never the program's fault.
 A checker runs like a submission (rlimits, an unprivileged uid of its own, Landlock: it
 reads the system trees and writes only in its folder, no network, a memory cgroup where
 available) under seccomp profile "checker": the compiler's denylist, and no new process,
-no exec and no signal but to itself, which a Python interpreter lives under. Its language
+no exec and no signal but to itself, which a Python interpreter lives under, widened by the
+calls its language declares (`Language.run_syscalls`, carried by its `Program`). Its language
 builds it (`Language.checker_source`, then `Executor.checker`: a C++ checker compiled once
 and cached like submissions, testlib.h inlined; a Python checker run by the interpreter on
 its source, an uncaught exception exiting 3), into a `Program` whose files are copied
@@ -30,6 +31,7 @@ from codefu_sandbox.languages import CheckerError, Executor, Program
 from codefu_sandbox.process import RunLimits
 from codefu_sandbox.records import CheckResult
 from codefu_sandbox.runner import Runner
+from codefu_sandbox.syscalls import name_of
 
 # A checker's own limits per test, unless its configuration sets them.
 DEFAULT_TIME_SECONDS = 10.0
@@ -125,6 +127,7 @@ class CheckerRunner:
                 stdout=private / "stdout",
                 stderr=private / "stderr",
                 profile="checker",
+                syscalls=checker.syscalls,
                 readable=checker.readable,
                 env={"LC_ALL": "C.UTF-8", "PATH": "/usr/bin:/bin"},
                 uid=uid,
@@ -139,6 +142,9 @@ class CheckerRunner:
             return _failed("the checker exceeded its wall-clock limit (it hung)")
         if outcome.memory_cap_hit:
             return _failed(f"the checker exceeded its {limits.memory_bytes >> 20} MiB of memory")
+        if outcome.refused_syscall is not None:
+            refused = name_of(outcome.refused_syscall)
+            return _failed(f"the checker made a forbidden system call: {refused}")
         if outcome.signal is not None or outcome.exit_code is None:
             return _failed(f"the checker was killed by signal {outcome.signal}: {message}")
         return result_of(outcome.exit_code, message)

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from codefu_sandbox.isolation import Isolation
 from codefu_sandbox.records import RunOutcome
+from codefu_sandbox.syscalls import numbers
 
 # System trees a dynamically linked program (and g++) may read and execute.
 SYSTEM_READ_PATHS = ("/usr", "/lib", "/lib64", "/lib32", "/bin", "/etc/ld.so.cache")
@@ -40,13 +41,16 @@ def job_args(
     limits: RunLimits,
     cgroup: Path | None,
     profile: str,
+    syscalls: tuple[str, ...],
     readable: tuple[Path, ...],
     writable: tuple[Path, ...],
     pch_dir: Path | None,
     env: dict[str, str] | None,
     uid: int | None,
 ) -> list[str]:
-    """sandbox-exec options that do not depend on the run's directory and files."""
+    """sandbox-exec options that do not depend on the run's directory and files.
+    `syscalls`: the calls allowed beyond `profile`'s base policy (a language's declaration;
+    ValueError naming one above the ceiling or unknown)."""
     cmd: list[str] = []
     if cgroup is not None:
         cmd += ["--cgroup-procs", str(cgroup / "cgroup.procs")]
@@ -67,8 +71,11 @@ def job_args(
         cmd += ["--netns", "1"]
     if iso.ipcns:
         cmd += ["--ipcns", "1"]
+    allowed = numbers(syscalls)  # checked on every host, filtered only where seccomp works
     if iso.seccomp:
         cmd += ["--seccomp", SECCOMP_PROFILES[profile]]
+        for number in allowed:
+            cmd += ["--allow-syscall", str(number)]
     if iso.landlock_abi:
         cmd += ["--landlock", "1"]
         for ro in (*SYSTEM_READ_PATHS, *map(str, readable)):
@@ -147,10 +154,10 @@ def failed_run(message: str, started: float) -> RunOutcome:
 def parse_sandbox_exec_line(line: str, stderr: str, started: float) -> RunOutcome:
     """Turn sandbox-exec's result line into a RunOutcome (an error outcome if malformed)."""
     parts = line.split()
-    if not parts or parts[0] != "ok" or len(parts) != 8:
+    if not parts or parts[0] != "ok" or len(parts) != 9:
         detail = line.removeprefix("error ").strip() or stderr.strip() or "no result line"
         return failed_run(f"sandbox-exec: {detail[:500]}", started)
-    exit_code, sig, utime, stime, maxrss, wall, killed = (int(p) for p in parts[1:])
+    exit_code, sig, utime, stime, maxrss, wall, killed, refused = (int(p) for p in parts[1:])
     return RunOutcome(
         exit_code=exit_code if exit_code >= 0 else None,
         signal=sig or None,
@@ -158,4 +165,5 @@ def parse_sandbox_exec_line(line: str, stderr: str, started: float) -> RunOutcom
         wall_seconds=wall / 1e6,
         peak_memory_bytes=maxrss * 1024,
         killed={0: None, 1: "cpu", 2: "wall"}.get(killed),
+        refused_syscall=refused if refused != -1 else None,
     )

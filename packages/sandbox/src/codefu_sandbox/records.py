@@ -25,6 +25,10 @@ class RunOutcome:
     stderr_head: str = ""
     error: str | None = None  # the runner failed (→ IE)
     memory_cap_hit: bool = False  # the memory cgroup's limit was hit (an OOM kill)
+    # The x86-64 number of the system call the seccomp filter refused, for which the runner
+    # killed the program (`syscalls.name_of` names it; -2: a refused call whose number the
+    # runner could not read); None when none was refused.
+    refused_syscall: int | None = None
 
 
 @dataclass

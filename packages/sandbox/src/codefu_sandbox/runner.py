@@ -112,6 +112,7 @@ class Runner:
         stdout: Path,
         stderr: Path,
         profile: str = "run",
+        syscalls: tuple[str, ...] = (),
         readable: tuple[Path, ...] = (),
         writable: tuple[Path, ...] = (),
         pch_dir: Path | None = None,
@@ -126,7 +127,9 @@ class Runner:
         to itself only); profile "compile": the compiler (a denylist: may spawn its passes;
         no network, tracing, IPC or admin calls); profile "checker": a checker program,
         compiled or a Python interpreter (the compiler's denylist, and as for a solution
-        one exec, threads only, signals to itself only).
+        one exec, threads only, signals to itself only). `syscalls`: calls allowed beyond the
+        profile's base policy (a language's declaration, `syscalls.check_declared`); a call
+        the filter refuses ends the run, its number in `RunOutcome.refused_syscall`.
         With `writable_cwd`, `cwd` becomes owned by the sandbox uid and writable; without,
         the program can read it but create nothing (no disk filling). stdin/stdout/stderr
         are opened by sandbox-exec before it drops privileges, so they may sit in
@@ -139,6 +142,7 @@ class Runner:
             "stdout": stdout,
             "stderr": stderr,
             "profile": profile,
+            "syscalls": syscalls,
             "readable": readable,
             "writable": writable,
             "pch_dir": pch_dir,
@@ -196,6 +200,7 @@ class Runner:
         stdout: Path,
         stderr: Path,
         profile: str = "run",
+        syscalls: tuple[str, ...] = (),
         readable: tuple[Path, ...] = (),
         writable: tuple[Path, ...] = (),
         pch_dir: Path | None = None,
@@ -210,6 +215,7 @@ class Runner:
                 limits=limits,
                 cgroup=cgroup,
                 profile=profile,
+                syscalls=syscalls,
                 readable=readable,
                 writable=writable,
                 pch_dir=pch_dir,
@@ -243,6 +249,7 @@ class Runner:
         group: MemoryGroup | None,
         readable: tuple[Path, ...] = (),
         profile: str = "run",
+        syscalls: tuple[str, ...] = (),
     ) -> Iterator[RunServer]:
         """One sandbox-exec process (`--serve`) for a series of runs of the same solution
         under the same limits, one at a time (a submission's tests): each run is confined
@@ -250,7 +257,7 @@ class Runner:
         run. With `group` (from `memory_group`, its limit `limits.cgroup_memory`) the server
         joins that cgroup once and its children are born in it; without,
         `limits.address_space` caps memory. `readable`: paths beyond the system trees the
-        program may read (an interpreter's installation)."""
+        program may read (an interpreter's installation); `syscalls`: as for `run`."""
         use_group = (
             self.cgroups is not None
             and group is not None
@@ -267,6 +274,7 @@ class Runner:
                 limits=job_limits,
                 cgroup=group.path if use_group and group is not None else None,
                 profile=profile,
+                syscalls=syscalls,
                 readable=readable,
                 writable=(),
                 pch_dir=None,

@@ -12,10 +12,12 @@
  * vforked from Python, so its own ru_maxrss includes the Python process's peak. The
  * child of this ~1 MB static sandbox-exec starts from sandbox-exec's tiny footprint:
  *
- *   ok EXIT SIGNAL UTIME_US STIME_US MAXRSS_KB WALL_US KILLED
+ *   ok EXIT SIGNAL UTIME_US STIME_US MAXRSS_KB WALL_US KILLED REFUSED
  *   error MESSAGE
  *
- * KILLED: 0 not killed, 1 CPU deadline, 2 wall deadline.
+ * KILLED: 0 not killed, 1 CPU deadline, 2 wall deadline. REFUSED: the x86-64 number of the
+ * system call the seccomp filter refused, for which sandbox-exec killed the program (SIGKILL);
+ * -2 for a refused call whose number it could not read; -1 none.
  *
  * With --serve 1 it runs many programs, one at a time (a judged submission's tests): it
  * joins the memory cgroup once itself, so its children are born in it (writing to
@@ -32,7 +34,8 @@
  * and IPC namespaces, cwd, rlimits, setgroups/setgid/setuid, no_new_privs, Landlock (file
  * system; network and signal scoping when the kernel has them), seccomp (architecture
  * check, then an allowlist for solutions, a denylist for the compiler, or that denylist
- * without new processes for checker programs), then
+ * without new processes for checker programs, each widened by the calls of --allow-syscall
+ * within a ceiling; its listener handed to sandbox-exec), then
  * execveat() of a file descriptor opened before the drop.
  */
 #define _GNU_SOURCE
@@ -42,6 +45,7 @@
 #include <linux/audit.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
+#include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <stddef.h>
@@ -49,9 +53,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
@@ -60,6 +67,8 @@
 #include <unistd.h>
 
 #define MAX_PATHS 32
+#define MAX_ALLOWED 512 /* --allow-syscall numbers are below 512 (the x32 range starts there) */
+#define REFUSED_UNREAD -2 /* REFUSED of a refused call whose number was not read */
 
 struct options {
     double cpu_limit;   /* seconds of CPU before sandbox-exec kills; 0 = none */
@@ -75,11 +84,14 @@ struct options {
     int n_ro;
     const char *rw[MAX_PATHS];  /* everything beneath */
     int n_rw;
+    int allowed[MAX_ALLOWED]; /* --allow-syscall: calls added to the seccomp profile */
+    int n_allowed;
     char **argv;
     char **envp;
 };
 
-static int err_fd = -1;
+static int err_fd = -1;     /* the child's channel to the supervisor: errors, the listener */
+static int signal_fd = -1;  /* SIGCHLD (blocked), read by the supervisor's wait loop */
 static pid_t supervisor_pid; /* the child's expected parent */
 
 static void fail(const char *what) {
@@ -169,24 +181,92 @@ static void restrict_landlock(int rs) {
 }
 
 /* ----------------------------------------------------------------- seccomp */
+/* Three base profiles (--seccomp 1, 2, 3, below), each widened by the calls a language
+ * declares (--allow-syscall N, repeatable: allowed before the profile's own rules), never
+ * past the ceiling (CEILING: refused whatever asks).
+ *
+ * A refused call: the filter returns SECCOMP_RET_USER_NOTIF and hands its listener to the
+ * supervisor, whose wait loop reads which call it was (the calling thread waits in the
+ * kernel meanwhile; the call never runs), kills the process group and reports the call's
+ * number on the result line (REFUSED; the judge names it in the SV verdict). Where the kernel
+ * gives no listener (before Linux 5.0, or one already held above sandbox-exec), the same
+ * filter kills the process instead (SIGSYS: SV without the call's name). Calls of another
+ * architecture or of the x32 ABI always kill (their numbers name nothing here). */
 #if defined(__x86_64__)
 #define AUDIT_ARCH_HERE AUDIT_ARCH_X86_64
 #define X32_BIT 0x40000000u
 #define LOAD_NR BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr))
 #define ARG_LO(i) BPF_STMT(BPF_LD | BPF_W | BPF_ABS, (uint32_t)(16 + 8 * (i)))
 #define ARG_HI(i) BPF_STMT(BPF_LD | BPF_W | BPF_ABS, (uint32_t)(20 + 8 * (i)))
-#define DENY(nr) BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (nr), 0, 1), BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS)
+/* REFUSE returns `refuse`, the refusal action of the filter being built (build_filter's
+ * parameter: user notification, or killing the process). */
+#define REFUSE BPF_STMT(BPF_RET | BPF_K, refuse)
+#define DENY(nr) BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (nr), 0, 1), REFUSE
 #define ALLOW_NR(nr) BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (nr), 0, 1), BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW)
 
 /* ------------------------------------------------------------------------------------
- * Profile 1 (solutions): an allowlist; everything not listed kills the process (SIGSYS,
- * the judge's SV verdict). Derived from `strace -f` of the accepted solutions in
+ * The ceiling: calls no --allow-syscall may add to any profile, whatever asks (a language's
+ * declaration beyond the base policy stops here): each reaches beyond the run (other
+ * processes, mounts, namespaces, the network, the kernel), or is one the base policy
+ * decides by its arguments (clone for threads only, kill to itself, mmap never writable and
+ * executable), which no declaration may widen. The same list, with the reasons, as CEILING
+ * in codefu_sandbox/syscalls.py (a test compares them through --allow-syscall).
+ * ---------------------------------------------------------------------------------- */
+#ifndef __NR_open_tree_attr
+#define __NR_open_tree_attr 467 /* Linux 6.15: older headers lack it */
+#endif
+#define CALL(name) {__NR_##name, #name}
+static const struct {
+    int nr;
+    const char *name;
+} CEILING[] = {
+    /* other processes: tracing, reading or moving their memory */
+    CALL(ptrace), CALL(process_vm_readv), CALL(process_vm_writev), CALL(kcmp),
+    CALL(pidfd_getfd), CALL(process_madvise), CALL(process_mrelease), CALL(move_pages),
+    CALL(migrate_pages),
+    /* new processes and exec (a run is one exec and threads only) */
+    CALL(fork), CALL(vfork), CALL(clone), CALL(clone3), CALL(execve), CALL(execveat),
+    /* signals beyond itself */
+    CALL(kill), CALL(tkill), CALL(tgkill), CALL(rt_sigqueueinfo), CALL(rt_tgsigqueueinfo),
+    CALL(pidfd_open), CALL(pidfd_send_signal),
+    /* writable and executable memory (personality: READ_IMPLIES_EXEC) */
+    CALL(mmap), CALL(mprotect), CALL(pkey_mprotect), CALL(personality),
+    /* answered by their arguments: limits of itself only, "not a terminal" */
+    CALL(prlimit64), CALL(ioctl),
+    /* mounts, namespaces, files by handle */
+    CALL(mount), CALL(umount2), CALL(pivot_root), CALL(chroot), CALL(open_tree),
+    CALL(open_tree_attr), CALL(move_mount), CALL(fsopen), CALL(fsconfig), CALL(fsmount),
+    CALL(fspick), CALL(mount_setattr), CALL(unshare), CALL(setns), CALL(name_to_handle_at),
+    CALL(open_by_handle_at), CALL(fanotify_init), CALL(fanotify_mark), CALL(quotactl),
+    CALL(quotactl_fd), CALL(swapon), CALL(swapoff), CALL(lookup_dcookie),
+    /* network */
+    CALL(socket), CALL(socketpair), CALL(connect), CALL(bind), CALL(listen), CALL(accept),
+    CALL(accept4),
+    /* the kernel and the machine */
+    CALL(bpf), CALL(perf_event_open), CALL(userfaultfd), CALL(keyctl), CALL(add_key),
+    CALL(request_key), CALL(init_module), CALL(finit_module), CALL(delete_module),
+    CALL(kexec_load), CALL(kexec_file_load), CALL(reboot), CALL(iopl), CALL(ioperm),
+    CALL(modify_ldt), CALL(acct), CALL(syslog), CALL(sethostname), CALL(setdomainname),
+    CALL(settimeofday), CALL(clock_settime), CALL(adjtimex), CALL(clock_adjtime),
+    CALL(vhangup), CALL(io_uring_setup), CALL(io_uring_enter), CALL(io_uring_register),
+};
+
+/* The ceiling's entry for `nr`, or NULL. */
+static const char *above_ceiling(long nr) {
+    for (size_t i = 0; i < sizeof CEILING / sizeof CEILING[0]; i++)
+        if (CEILING[i].nr == nr) return CEILING[i].name;
+    return NULL;
+}
+
+/* ------------------------------------------------------------------------------------
+ * Profile 1 (solutions): an allowlist; everything not listed is refused (the judge's SV
+ * verdict). Derived from `strace -f` of the accepted solutions in
  * tests/judge/real_solutions and benchmarks/solutions and of a program using threads,
  * atomics, std::async, std::random_device, std::chrono, exceptions and iostream, all
  * compiled as the judge compiles them (g++ -O2 -static); the rest serve the dynamic
  * fallback build (no libc.a) or ordinary contest code (freopen, alarm, getrusage, ...).
  * packages/sandbox/README.md has a reason for each and says which were seen; the
- * judge-tests re-take the traces. Calls with argument checks are in run_filter below.
+ * judge-tests re-take the traces. Calls with argument checks are in run_checks below.
  * ---------------------------------------------------------------------------------- */
 #define RUN_ALLOW                                                                      \
     /* I/O on stdin/stdout/stderr and files in the work dir (Landlock decides which). */ \
@@ -273,16 +353,47 @@ static void restrict_landlock(int rs) {
     (CLONE_NEWNS | CLONE_NEWCGROUP | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWUSER |      \
      CLONE_NEWPID | CLONE_NEWNET)
 
-static void apply_seccomp(int profile, int exe_fd, const char *empty) {
+/* One seccomp program, assembled from a profile's parts and the declared calls. */
+struct filter {
+    struct sock_filter ins[BPF_MAXINSNS];
+    unsigned short len;
+};
+
+static void emit(struct filter *f, const struct sock_filter *ins, size_t n) {
+    if (f->len + n > BPF_MAXINSNS) {
+        errno = E2BIG;
+        fail("the seccomp filter is over BPF_MAXINSNS instructions");
+    }
+    memcpy(f->ins + f->len, ins, n * sizeof *ins);
+    f->len = (unsigned short)(f->len + n);
+}
+#define EMIT(f, part) emit((f), (part), sizeof(part) / sizeof((part)[0]))
+
+/* The filter of profile `o->seccomp_profile` widened by `o->allowed`, refusing with `refuse`;
+ * `channel` >= 0: the descriptor the listener is handed over on (sendmsg allowed on it). */
+static void build_filter(struct filter *f, const struct options *o, int exe_fd, const char *empty,
+                         uint32_t refuse, int channel) {
     uint64_t ptr = (uint64_t)(uintptr_t)empty;
     uint32_t me = (uint32_t)getpid();
-    struct sock_filter run_filter[] = {
+    int profile = o->seccomp_profile;
+    struct sock_filter arch[] = {
         BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
         IF_EQ(AUDIT_ARCH_HERE, 1, 0),
         KILL,
         LOAD_NR,
         BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, X32_BIT, 0, 1),
         KILL,
+    };
+    /* The listener's hand-over to the supervisor, before the exec closes the channel. */
+    struct sock_filter hand_over[] = {
+        IF_NR(__NR_sendmsg, 0, 4),
+        ARG_LO(0),
+        IF_EQ((uint32_t)channel, 0, 1),
+        ALLOW,
+        LOAD_NR,
+    };
+    /* Profile 1's calls checked by their arguments (RUN_ALLOW lists the others). */
+    struct sock_filter run_checks[] = {
         /* clone3 hides its flags in memory: ENOSYS makes glibc fall back to clone. */
         IF_NR(__NR_clone3, 0, 1),
         RET(SECCOMP_RET_ERRNO | ENOSYS),
@@ -294,7 +405,7 @@ static void apply_seccomp(int profile, int exe_fd, const char *empty) {
         ARG_LO(0),
         AND(THREAD_FLAGS | NEW_NS_FLAGS),
         IF_EQ(THREAD_FLAGS, 1, 0),
-        KILL,
+        REFUSE,
         ALLOW,
         /* mmap / mprotect: never writable and executable at once (static g++ output maps
          * no executable memory at all; the dynamic loader maps code read + execute). */
@@ -303,21 +414,21 @@ static void apply_seccomp(int profile, int exe_fd, const char *empty) {
         ARG_LO(2),
         AND(PROT_WRITE | PROT_EXEC),
         IF_EQ(PROT_WRITE | PROT_EXEC, 0, 1),
-        KILL,
+        REFUSE,
         ALLOW,
         /* kill / tgkill (abort, raise): only to this process. */
         IF_NR(__NR_kill, 1, 0),
         IF_NR(__NR_tgkill, 0, 4),
         ARG_LO(0),
         IF_EQ(me, 1, 0),
-        KILL,
+        REFUSE,
         ALLOW,
         /* prlimit64 (glibc's getrlimit): this process only. */
         IF_NR(__NR_prlimit64, 0, 5),
         ARG_LO(0),
         IF_EQ(0, 2, 0),
         IF_EQ(me, 1, 0),
-        KILL,
+        REFUSE,
         ALLOW,
         /* execveat: exactly the call sandbox-exec makes (our fd, our pointer, AT_EMPTY_PATH). */
         IF_NR(__NR_execveat, 0, 11),
@@ -330,45 +441,27 @@ static void apply_seccomp(int profile, int exe_fd, const char *empty) {
         ARG_LO(4),
         IF_EQ(AT_EMPTY_PATH, 0, 2),
         ALLOW,
-        KILL,
-        KILL,
+        REFUSE,
+        REFUSE,
         LOAD_NR,
-        RUN_ALLOW,
-        KILL,
-    };
-    struct sock_filter compile_filter[] = {
-        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
-        IF_EQ(AUDIT_ARCH_HERE, 1, 0),
-        KILL,
-        LOAD_NR,
-        BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, X32_BIT, 0, 1),
-        KILL,
-        COMPILE_DENY,
-        ALLOW,
     };
     /* Profile 3 (checker programs, compiled or a Python interpreter): the compiler's
      * denylist, and like a solution no new process (threads only), no exec but the
-     * sandbox-exec's own, no signal but to itself. */
-    struct sock_filter checker_filter[] = {
-        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
-        IF_EQ(AUDIT_ARCH_HERE, 1, 0),
-        KILL,
-        LOAD_NR,
-        BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, X32_BIT, 0, 1),
-        KILL,
+     * sandbox-exec's own, no signal but to itself. Its calls checked by their arguments: */
+    struct sock_filter checker_checks[] = {
         IF_NR(__NR_clone3, 0, 1),
         RET(SECCOMP_RET_ERRNO | ENOSYS),
         IF_NR(__NR_clone, 0, 5),
         ARG_LO(0),
         AND(THREAD_FLAGS | NEW_NS_FLAGS),
         IF_EQ(THREAD_FLAGS, 1, 0),
-        KILL,
+        REFUSE,
         ALLOW,
         IF_NR(__NR_kill, 1, 0),
         IF_NR(__NR_tgkill, 0, 4),
         ARG_LO(0),
         IF_EQ(me, 1, 0),
-        KILL,
+        REFUSE,
         ALLOW,
         IF_NR(__NR_execveat, 0, 11),
         ARG_LO(0),
@@ -380,9 +473,13 @@ static void apply_seccomp(int profile, int exe_fd, const char *empty) {
         ARG_LO(4),
         IF_EQ(AT_EMPTY_PATH, 0, 2),
         ALLOW,
-        KILL,
-        KILL,
+        REFUSE,
+        REFUSE,
         LOAD_NR,
+    };
+    struct sock_filter run_rest[] = {RUN_ALLOW, REFUSE};
+    struct sock_filter compile_rest[] = {COMPILE_DENY, ALLOW};
+    struct sock_filter checker_rest[] = {
         DENY(__NR_fork),
         DENY(__NR_vfork),
         DENY(__NR_execve),
@@ -394,32 +491,85 @@ static void apply_seccomp(int profile, int exe_fd, const char *empty) {
         COMPILE_DENY,
         ALLOW,
     };
-    struct sock_fprog prog;
-    if (profile == 1) {
-        prog.len = (unsigned short)(sizeof run_filter / sizeof run_filter[0]);
-        prog.filter = run_filter;
-    } else if (profile == 3) {
-        prog.len = (unsigned short)(sizeof checker_filter / sizeof checker_filter[0]);
-        prog.filter = checker_filter;
-    } else {
-        prog.len = (unsigned short)(sizeof compile_filter / sizeof compile_filter[0]);
-        prog.filter = compile_filter;
+    f->len = 0;
+    EMIT(f, arch);
+    if (channel >= 0) EMIT(f, hand_over);
+    if (profile == 1) EMIT(f, run_checks);
+    else if (profile == 3) EMIT(f, checker_checks);
+    /* The declared calls, before the profile's own list: allowed (a denylist's entry too). */
+    for (int i = 0; i < o->n_allowed; i++) {
+        struct sock_filter allow[] = {ALLOW_NR((uint32_t)o->allowed[i])};
+        EMIT(f, allow);
     }
+    if (profile == 1) EMIT(f, run_rest);
+    else if (profile == 3) EMIT(f, checker_rest);
+    else EMIT(f, compile_rest);
+}
+
+/* Confine this process (about to exec) with its profile's filter. Returns the listener
+ * (to hand over to the supervisor), or -1 when this kernel gives none and refused calls
+ * kill instead. */
+static int apply_seccomp(const struct options *o, int exe_fd, const char *empty) {
+    static struct filter f; /* 32 KiB: not on the stack */
+    int profile = o->seccomp_profile;
     if ((profile == 1 || profile == 3) && exe_fd < 0) {
         errno = EINVAL;
         fail("seccomp profiles 1 and 3 need --exec-fd 1");
     }
+    build_filter(&f, o, exe_fd, empty, SECCOMP_RET_USER_NOTIF, err_fd);
+    struct sock_fprog prog = {f.len, f.ins};
+    long listener =
+        syscall(__NR_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, &prog);
+    if (listener >= 0) return (int)listener;
+    /* EINVAL: no user notification here; EBUSY: a filter above us holds the listener. */
+    if (errno != EINVAL && errno != EBUSY) fail("seccomp");
+    build_filter(&f, o, exe_fd, empty, SECCOMP_RET_KILL_PROCESS, -1);
+    prog.len = f.len;
     if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) != 0) fail("seccomp");
+    return -1;
 }
 #else
-static void apply_seccomp(int profile, int exe_fd, const char *empty) {
-    (void)profile;
+static int apply_seccomp(const struct options *o, int exe_fd, const char *empty) {
+    (void)o;
     (void)exe_fd;
     (void)empty;
     errno = ENOSYS;
     fail("seccomp filter not built for this architecture");
+    return -1;
 }
 #endif
+
+/* Room for one descriptor in a message (the listener's hand-over). */
+union one_fd {
+    struct cmsghdr align;
+    char space[CMSG_SPACE(sizeof(int))];
+};
+
+/* `m`: a message of the one buffer `iov` and the descriptor room `control`, zeroed. */
+static void one_fd_message(struct msghdr *m, struct iovec *iov, union one_fd *control) {
+    memset(m, 0, sizeof *m);
+    memset(control, 0, sizeof *control);
+    m->msg_iov = iov;
+    m->msg_iovlen = 1;
+    m->msg_control = control->space;
+    m->msg_controllen = sizeof control->space;
+}
+
+/* Send the seccomp listener to the supervisor over the channel (err_fd), then drop it. */
+static void hand_over(int listener) {
+    char byte = 'L';
+    struct iovec iov = {&byte, 1};
+    union one_fd control;
+    struct msghdr msg;
+    one_fd_message(&msg, &iov, &control);
+    struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+    c->cmsg_level = SOL_SOCKET;
+    c->cmsg_type = SCM_RIGHTS;
+    c->cmsg_len = CMSG_LEN(sizeof(int));
+    memcpy(CMSG_DATA(c), &listener, sizeof(int));
+    if (sendmsg(err_fd, &msg, 0) != 1) fail("handing the seccomp listener over");
+    close(listener);
+}
 
 /* ------------------------------------------------------------------- child */
 static void set_limit(int resource, long long soft, long long hard, const char *what) {
@@ -517,7 +667,10 @@ static void child(const struct options *o) {
     }
     if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) fail("no_new_privs");
     if (ruleset >= 0) restrict_landlock(ruleset);
-    if (o->seccomp_profile) apply_seccomp(o->seccomp_profile, exe_fd, empty);
+    if (o->seccomp_profile) {
+        int listener = apply_seccomp(o, exe_fd, empty);
+        if (listener >= 0) hand_over(listener);
+    }
     /* ETXTBSY: some process still holds the binary open for writing. In a threaded judge
      * that is usually a child forked by another thread (subprocess) while the compiler's
      * copy of this binary was open, and it lets go at its own exec: wait for that (at
@@ -567,8 +720,43 @@ static void usage(void) {
     exit(2);
 }
 
-/* Apply one "--option value" pair; 0 when the option is unknown or a list is full. */
+static char refusal[256]; /* why set_option refused an option's value */
+
+/* Add one --allow-syscall number; 0 (with `refusal`) for what is not a number below
+ * MAX_ALLOWED or is above the ceiling. */
+static int allow_syscall(struct options *o, const char *v) {
+    char *end;
+    errno = 0;
+    long nr = strtol(v, &end, 10);
+    if (errno || end == v || *end || nr < 0 || nr >= MAX_ALLOWED) {
+        snprintf(refusal, sizeof refusal, "--allow-syscall %.32s: not a system call number "
+                 "below %d", v, MAX_ALLOWED);
+        return 0;
+    }
+#if defined(__x86_64__)
+    const char *name = above_ceiling(nr);
+    if (name) {
+        snprintf(refusal, sizeof refusal, "--allow-syscall %ld (%s): above the sandbox's "
+                 "ceiling, no profile may allow it", nr, name);
+        return 0;
+    }
+#else
+    snprintf(refusal, sizeof refusal, "--allow-syscall %ld: seccomp filters are built for "
+             "x86-64 only", nr);
+    return 0;
+#endif
+    if (o->n_allowed >= MAX_ALLOWED) {
+        snprintf(refusal, sizeof refusal, "over %d --allow-syscall options", MAX_ALLOWED);
+        return 0;
+    }
+    o->allowed[o->n_allowed++] = (int)nr;
+    return 1;
+}
+
+/* Apply one "--option value" pair: 1 done, 0 an unknown option or a full list, -1 a value
+ * refused (`refusal` says why). */
 static int set_option(struct options *o, const char *a, const char *v, char **envs, int *n_env) {
+    if (!strcmp(a, "--allow-syscall")) return allow_syscall(o, v) ? 1 : -1;
     if (!strcmp(a, "--cpu")) o->cpu_limit = atof(v);
     else if (!strcmp(a, "--wall")) o->wall_limit = atof(v);
     else if (!strcmp(a, "--hard-wall")) o->hard_wall = atof(v);
@@ -599,41 +787,69 @@ static int set_option(struct options *o, const char *a, const char *v, char **en
     return 1;
 }
 
-/* Fork, confine and exec the program in the child, wait for it under the deadlines, reap
- * every descendant and print one result line. */
+/* Read the child's channel to its end (the child's exec or death): an error message (its
+ * length is returned) and the seccomp listener the child may have handed over first. */
+static size_t read_channel(int fd, char *msg, size_t size, int *listener) {
+    size_t len = 0;
+    for (;;) {
+        char buf[512];
+        struct iovec iov = {buf, sizeof buf};
+        union one_fd control;
+        struct msghdr mh;
+        one_fd_message(&mh, &iov, &control);
+        ssize_t n = recvmsg(fd, &mh, MSG_CMSG_CLOEXEC);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return len;
+        struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+        if (c && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS &&
+            c->cmsg_len == CMSG_LEN(sizeof(int))) {
+            memcpy(listener, CMSG_DATA(c), sizeof(int));
+            continue;
+        }
+        size_t take = (size_t)n < size - 1 - len ? (size_t)n : size - 1 - len;
+        memcpy(msg + len, buf, take);
+        len += take;
+    }
+}
+
+/* Fork, confine and exec the program in the child, wait for it under the deadlines (and
+ * for a refused call), reap every descendant and print one result line. */
 static void run_one(const struct options *o) {
-    int pipefd[2];
-    if (pipe2(pipefd, O_CLOEXEC) != 0) {
-        printf("error pipe: %s\n", strerror(errno));
+    int channel[2];
+    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, channel) != 0) {
+        printf("error socketpair: %s\n", strerror(errno));
         return;
     }
     double start = now();
     pid_t pid = fork();
     if (pid < 0) {
         printf("error fork: %s\n", strerror(errno));
-        close(pipefd[0]);
-        close(pipefd[1]);
+        close(channel[0]);
+        close(channel[1]);
         return;
     }
     if (pid == 0) {
-        close(pipefd[0]);
-        err_fd = pipefd[1];
+        close(channel[0]);
+        err_fd = channel[1];
         child(o);
     }
-    close(pipefd[1]);
+    close(channel[1]);
     char msg[512];
-    ssize_t n = read(pipefd[0], msg, sizeof msg - 1);
-    close(pipefd[0]);
+    int listener = -1;
+    size_t n = read_channel(channel[0], msg, sizeof msg, &listener);
+    close(channel[0]);
     if (n > 0) {
         msg[n] = 0;
         int st;
         waitpid(pid, &st, 0);
+        if (listener >= 0) close(listener);
         for (char *p = msg; *p; p++)
             if (*p == '\n') *p = ' ';
         printf("error %s\n", msg);
         return;
     }
-    int killed = 0;
+    int killed = 0, refused = -1;
+    struct pollfd watch[2] = {{signal_fd, POLLIN, 0}, {listener, POLLIN, 0}};
     for (;;) {
         double wait_s = 3600.0;
         double t = now() - start;
@@ -676,12 +892,23 @@ static void run_one(const struct options *o) {
         struct timespec ts;
         ts.tv_sec = (time_t)wait_s;
         ts.tv_nsec = (long)((wait_s - (double)ts.tv_sec) * 1e9);
-        sigset_t chld;
-        sigemptyset(&chld);
-        sigaddset(&chld, SIGCHLD);
-        siginfo_t info;
-        int r = sigtimedwait(&chld, &info, &ts);
-        if (r == SIGCHLD) {
+        if (ppoll(watch, 2, &ts, NULL) <= 0) continue; /* a deadline to check, or EINTR */
+        if (watch[1].revents & POLLIN) {
+            /* A refused call: its thread waits in the kernel until the kill below. Its
+             * number is lost when that wait ended first (a signal, or another thread's
+             * exit: ENOENT); the call did not run either way. */
+            struct seccomp_notif call;
+            memset(&call, 0, sizeof call);
+            refused = ioctl(listener, SECCOMP_IOCTL_NOTIF_RECV, &call) == 0 ? (int)call.data.nr
+                                                                             : REFUSED_UNREAD;
+            break;
+        } else if (watch[1].revents) {
+            watch[1].fd = -1; /* hung up: no process is left under the filter */
+        }
+        if (watch[0].revents & POLLIN) {
+            struct signalfd_siginfo info;
+            while (read(signal_fd, &info, sizeof info) == (ssize_t)sizeof info) {
+            }
             siginfo_t state;
             memset(&state, 0, sizeof state);
             if (waitid(P_PID, (id_t)pid, &state, WEXITED | WNOHANG | WNOWAIT) == 0 && state.si_pid == pid)
@@ -690,18 +917,19 @@ static void run_one(const struct options *o) {
     }
     /* Kill whatever is left of the process group (the compiler's passes), then reap. */
     kill(-pid, SIGKILL);
-    if (killed) kill(pid, SIGKILL);
+    if (killed || refused != -1) kill(pid, SIGKILL);
     int st;
     struct rusage ru;
     wait4(pid, &st, 0, &ru);
     double wall = now() - start;
     while (waitpid(-1, NULL, 0) > 0 || errno == EINTR) {
     }
-    printf("ok %d %d %lld %lld %ld %lld %d\n", WIFEXITED(st) ? WEXITSTATUS(st) : -1,
+    if (listener >= 0) close(listener);
+    printf("ok %d %d %lld %lld %ld %lld %d %d\n", WIFEXITED(st) ? WEXITSTATUS(st) : -1,
            WIFSIGNALED(st) ? WTERMSIG(st) : 0,
            (long long)ru.ru_utime.tv_sec * 1000000LL + ru.ru_utime.tv_usec,
            (long long)ru.ru_stime.tv_sec * 1000000LL + ru.ru_stime.tv_usec, ru.ru_maxrss,
-           (long long)(wall * 1e6), killed);
+           (long long)(wall * 1e6), killed, refused);
 }
 
 /* --serve: one run per input line of TAB-separated "--option<TAB>value" pairs. */
@@ -732,11 +960,12 @@ static int serve(const struct options *base) {
         struct options o = job;
         int ok = 1;
         char *save = NULL;
-        for (char *a = strtok_r(line, "\t", &save); a && ok; a = strtok_r(NULL, "\t", &save)) {
+        for (char *a = strtok_r(line, "\t", &save); a && ok > 0; a = strtok_r(NULL, "\t", &save)) {
             char *v = strtok_r(NULL, "\t", &save);
-            ok = v && set_option(&o, a, v, NULL, NULL);
+            ok = v ? set_option(&o, a, v, NULL, NULL) : 0;
         }
-        if (!ok) printf("error serve: bad request option\n");
+        if (ok < 0) printf("error serve: %s\n", refusal);
+        else if (!ok) printf("error serve: bad request option\n");
         else run_one(&o);
         fflush(stdout);
     }
@@ -760,7 +989,12 @@ int main(int argc, char **argv) {
             break;
         }
         if (i + 1 >= argc) usage();
-        if (!set_option(&o, a, argv[++i], envs, &n_env)) usage();
+        int done = set_option(&o, a, argv[++i], envs, &n_env);
+        if (done < 0) {
+            printf("error %s\n", refusal);
+            return 2;
+        }
+        if (!done) usage();
     }
     if (i >= argc) usage();
     envs[n_env] = NULL;
@@ -771,6 +1005,11 @@ int main(int argc, char **argv) {
     sigemptyset(&chld);
     sigaddset(&chld, SIGCHLD);
     sigprocmask(SIG_BLOCK, &chld, NULL);
+    signal_fd = signalfd(-1, &chld, SFD_NONBLOCK | SFD_CLOEXEC);
+    if (signal_fd < 0) {
+        printf("error signalfd: %s\n", strerror(errno));
+        return 1;
+    }
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     prctl(PR_SET_CHILD_SUBREAPER, 1); /* orphans of the compiler come back to us to be reaped */
     supervisor_pid = getpid();

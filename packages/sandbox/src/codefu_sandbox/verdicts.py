@@ -65,7 +65,7 @@ def decide(
     """The verdict of a run before its output is checked; None means "ask the checker"."""
     if run.error is not None:
         return Verdict.IE
-    if run.signal == _signal.SIGSYS:
+    if run.refused_syscall is not None or run.signal == _signal.SIGSYS:
         return Verdict.SV
     if run.killed is not None or run.cpu_seconds > time_seconds or run.signal == _signal.SIGXCPU:
         return Verdict.TLE

@@ -30,6 +30,16 @@ def judge_with(judge: Judge, source: str, language: str = "python", **params: An
     return judge.judge(ECHO, TESTS, LIMITS, config)
 
 
+def test_a_python_checker_may_end_with_exit_or_quit(judge: Judge) -> None:
+    verdict = (
+        "import sys\nok = open(sys.argv[2]).read().split() == open(sys.argv[3]).read().split()\n"
+    )
+    assert judge_with(judge, verdict + "exit(0 if ok else 1)\n").verdict is Verdict.AC
+    assert judge_with(judge, verdict + "if ok:\n    quit()\nexit(1)\n").verdict is Verdict.AC
+    wrong = "exit(1)\n"
+    assert judge_with(judge, wrong).verdict is Verdict.WA
+
+
 def refused(judge: Judge, attempt: str) -> JudgeReport:
     """A Python checker that runs `attempt` (statements that raise when refused) and
     exits 0 ("accepted") only when it raised OSError: AC means the sandbox refused."""
@@ -88,7 +98,7 @@ def test_a_checker_fork_bomb_is_stopped(judge: Judge, language: str) -> None:
     )
     report = judge_with(judge, source, language)
     assert report.verdict is Verdict.IE, report.to_dict()
-    assert "signal" in report.tests[0].message
+    assert "the checker made a forbidden system call: clone" in report.tests[0].message
 
 
 def test_a_checker_cannot_run_a_shell(judge: Judge) -> None:

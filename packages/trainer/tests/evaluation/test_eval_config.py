@@ -13,6 +13,7 @@ from codefu_trainer.evaluation.config import (
     compose_eval,
     eval_tiers,
 )
+from codefu_trainer.evaluation.livecodebench import lcb_style
 from codefu_trainer.evaluation.problems import prompt_char_limit
 from codefu_trainer.run.config import ClusterKind, ModelKind
 from codefu_trainer.run.overrides import ConfigError
@@ -73,6 +74,13 @@ def test_cluster_cpu_picks_the_tiny_model_and_keys_are_typed() -> None:
         ),
         # The protocol's k needs its n: a smaller n alone says what to change.
         ("eval.protocol=livecodebench eval.samples=2", "asks for pass@10 but eval.samples=2"),
+        (
+            "eval.protocol=livecodebench eval.lcb_style=chat",
+            "eval.lcb_style=chat: no such LiveCodeBench model style; choose auto, generic, "
+            "deepseek_r1",
+        ),
+        ("eval.release=release_v9", "eval.release=release_v9: LiveCodeBench has no such release"),
+        ("eval.stop=['']", "eval.stop lists an empty string"),
     ],
 )
 def test_bad_overrides_name_what_to_fix(override: str, message: str) -> None:
@@ -119,9 +127,52 @@ def test_the_livecodebench_protocol_resolves_to_its_runners_defaults() -> None:
     assert (request["temperature"], request["top_p"], request["max_tokens"]) == (0.2, 0.95, 2000)
     plain = EvalSettings()
     assert (e.seed, e.batch_size, e.backend) == (plain.seed, plain.batch_size, plain.backend)
+    # Its stop string, its extract_code, its tests (examples first, to the first failure).
+    assert list(e.stop) == ["###"] and e.release is None
+    r = cfg.reward
+    assert (r.extraction.value, r.include_public_tests, r.mode.value) == (
+        "livecodebench",
+        True,
+        "all_or_nothing",
+    )
 
     # An override wins over the protocol, even one written before it.
     overrides = ["eval.max_new_tokens=32768", "eval.samples=1", "eval.k=[1]"]
     changed = compose_eval(CONF, ["cluster=cpu", *overrides, "eval.protocol=livecodebench"])
     assert (changed.eval.max_new_tokens, changed.eval.samples) == (32768, 1)
     assert changed.eval.temperature == 0.2 and changed.eval.protocol == "livecodebench"
+
+
+@pytest.mark.parametrize(
+    ("model", "style"),
+    [
+        ("deepseek-ai/DeepSeek-R1-Distill-Qwen-7B", "deepseek_r1"),
+        ("/models/DeepSeek-R1-0528", "deepseek_r1"),
+        ("agentica-org/DeepCoder-14B-Preview", "deepseek_r1"),
+        ("nvidia/Llama-3_1-Nemotron-Nano-8B-v1", "deepseek_r1"),
+        ("Qwen/Qwen2.5-Coder-7B-Instruct", "generic"),
+        ("runs/codefu-grpo-20261124/model", "generic"),
+    ],
+)
+def test_the_livecodebench_style_follows_the_model(model: str, style: str) -> None:
+    """eval.lcb_style=auto: LiveCodeBench's DeepSeekR1 style for the models it lists with R1,
+    its generic chat style for the others."""
+    assert lcb_style("auto", model) == style
+    assert lcb_style("generic", model) == "generic"
+
+
+def test_the_datas_prompts_follow_the_livecodebench_style() -> None:
+    r1 = "model.path=deepseek-ai/DeepSeek-R1-Distill-Qwen-7B"
+    auto = compose_eval(CONF, ["eval.protocol=livecodebench", r1])
+    assert (auto.eval.lcb_style, auto.data.prompt.style) == (
+        "deepseek_r1",
+        "livecodebench_deepseek_r1",
+    )
+
+
+def test_a_named_livecodebench_style_wins_and_other_protocols_keep_the_datas_prompts() -> None:
+    r1 = "model.path=deepseek-ai/DeepSeek-R1-Distill-Qwen-7B"
+    named = compose_eval(CONF, ["eval.protocol=livecodebench", r1, "eval.lcb_style=generic"])
+    assert (named.eval.lcb_style, named.data.prompt.style) == ("generic", "livecodebench")
+    plain = compose_eval(CONF, [r1])
+    assert (plain.eval.lcb_style, plain.data.prompt.style) == (None, "codefu")

@@ -10,10 +10,12 @@ from pathlib import Path
 
 import pytest
 
+from codefu_data.livecodebench_prompts import TEXT_ROLE
 from codefu_trainer.evaluation.config import compose_eval
 from codefu_trainer.evaluation.generation import (
     TransformersGenerator,
     VllmGenerator,
+    before_stop,
     choose_backend,
     prompt_token_ids,
     token_budget,
@@ -65,6 +67,7 @@ def test_vllm_engine_and_sampling_arguments_come_from_the_config() -> None:
             "eval.temperature=0.8",
             "eval.top_p=0.9",
             "eval.gpu_memory_utilization=0.7",
+            "eval.stop=['###',END]",
         ],
     )
     choice = choose_backend(cfg, gpus=8)
@@ -88,7 +91,19 @@ def test_vllm_engine_and_sampling_arguments_come_from_the_config() -> None:
         "max_tokens": 100,
         "seed": 123,
         "skip_special_tokens": True,
+        "stop": ["###", "END"],
     }
+    # LiveCodeBench's protocol stops at its runner's default stop string; ours at none.
+    protocol = compose_eval(CONF, ["eval.protocol=livecodebench"])
+    assert vllm_sampling_args(protocol.eval, seed=1, max_tokens=8)["stop"] == ["###"]
+    assert vllm_sampling_args(compose_eval(CONF, []).eval, seed=1, max_tokens=8)["stop"] is None
+
+
+def test_a_response_ends_before_its_first_stop_string() -> None:
+    assert before_stop("code\n### Explanation\n###", ["###"]) == "code\n"
+    assert before_stop("a END b ### c", ["###", "END"]) == "a "
+    assert before_stop("no stop here", ["###"]) == "no stop here"
+    assert before_stop("###", []) == "###"
 
 
 @pytest.mark.skipif(not HAS_VLLM, reason="vLLM is not installed (CUDA machines only)")
@@ -139,3 +154,8 @@ def test_transformers_generation_is_seeded_per_batch(tiny_model: Path) -> None:
     assert (
         tokenizer.decode(ids) == "<|im_start|>user\nPrint a+b.<|im_end|>\n<|im_start|>assistant\n"
     )
+    # A text prompt (LiveCodeBench's DeepSeekR1 style) is the text itself, no chat template.
+    text = "<｜User｜>Question: add.<｜Assistant｜>"
+    ids = prompt_token_ids(tokenizer, [{"role": TEXT_ROLE, "content": text}])
+    assert ids == tokenizer(text)["input_ids"] and tokenizer.decode(ids) == text
+    assert generator.generate([[{"role": TEXT_ROLE, "content": text}]], [5])[0].tokens >= 1

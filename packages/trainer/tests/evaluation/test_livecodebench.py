@@ -205,3 +205,56 @@ def test_pass_at_1_per_difficulty_from_answers_our_judge_runs(
     assert by["hard"]["pass@k"]["4"] == pytest.approx(pass_at_k(4, hard_right, 4))
     assert summary["pass@k"]["1"] == pytest.approx((1.0 + 0.0 + hard_right / 4) / 3)
     assert summary["by_platform"]["atcoder"]["pass@k"]["1"] == 1.0
+
+
+def test_a_release_selects_its_files_and_a_missing_difficulty_is_named(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """eval.release=release_v2 reads test.jsonl and test2.jsonl of data.source, as its
+    version_tag does; their problems are easy and medium, so the hard tier is evaluated
+    without problems: said, not an error. A release whose file is missing is refused."""
+    from codefu_trainer.evaluation import run as eval_run
+    from codefu_trainer.evaluation.config import compose_eval
+    from codefu_trainer.evaluation.prepared import with_prepared_data
+    from codefu_trainer.run.prepared_data import BadInputError
+
+    model = tmp_path / "scripted-model"
+    model.mkdir()
+    (model / "config.json").write_text("{}")
+    by_id = {r["question_id"]: r for r in ROWS}
+    lcb = tmp_path / "lcb"
+    for name, qid in (
+        ("test.jsonl", "abc001_a"),
+        ("test2.jsonl", "3301"),
+        ("test6.jsonl", "2001_B"),
+    ):
+        write(lcb / name, [by_id[qid]])
+    overrides = [
+        "cluster=cpu",
+        "eval.protocol=livecodebench",
+        f"data.source={lcb}",
+        f"eval.root_dir={tmp_path}",
+        f"model.path={model}",
+        "eval.samples=1",
+        "eval.k=[1]",
+        "eval.tracking.mlflow=false",
+    ]
+    monkeypatch.setattr(
+        eval_run, "load_generator", lambda cfg, model, choice: ScriptedModel(choice)
+    )
+    lines: list[str] = []
+    summary = eval_run.evaluate(
+        compose_eval(CONF, [*overrides, "eval.release=release_v2"]), log=lines.append
+    ).summary
+    assert summary["release"] == {"name": "release_v2", "files": ["test.jsonl", "test2.jsonl"]}
+    assert summary["problems"] == 2 and list(summary["by_difficulty"]) == ["easy", "medium"]
+    assert summary["absent"] == {"expert": ["hard"]}
+    absent = "absent: tier expert (difficulty hard): no problem of it in the data or the window"
+    assert any(line.startswith(f"codefu-eval: {absent}") for line in lines)
+    (table,) = [line for line in lines if line.startswith("protocol livecodebench")]
+    assert "\nrelease release_v2: test.jsonl, test2.jsonl\n" in table and absent in table
+    (prepared,) = (tmp_path / "eval" / "data").iterdir()
+    assert prepared.name.startswith("release_v2_")
+
+    with pytest.raises(BadInputError, match=r"test3\.jsonl is not among data\.source's files"):
+        with_prepared_data(compose_eval(CONF, [*overrides, "eval.release=release_v3"]))

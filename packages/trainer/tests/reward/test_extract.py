@@ -9,7 +9,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from codefu_trainer.reward.extract import Answer, extract_answer, extract_code, fenced_blocks
+from codefu_trainer.reward.config import Extraction
+from codefu_trainer.reward.extract import (
+    Answer,
+    answer_for,
+    extract_answer,
+    extract_code,
+    fenced_blocks,
+    livecodebench_code,
+)
 
 PROGRAM = '#include <bits/stdc++.h>\nint main() {\n    std::puts("hi");\n}'
 PY = "import sys\nn = int(sys.stdin.readline())\nprint(n * 2)"
@@ -226,3 +234,28 @@ def test_property_python_blocks_never_change_a_cpp_only_answer(
     assert both == (
         Answer(expected, "cpp") if python_first else Answer(python.strip("\n").rstrip(), "python")
     )
+
+
+def test_livecodebench_takes_the_lines_between_the_last_two_fence_lines() -> None:
+    """Its extract_code for its chat and reasoning styles: any line holding three backticks
+    counts, whatever its tag, inside <think> or not; fewer than two: no code."""
+    draft, final = "print(1)", "print(2)"
+    assert livecodebench_code(f"```python\n{draft}\n```\nthen\n```\n{final}\n```\n") == final
+    assert livecodebench_code(f"<think>\n```py\n{final}\n```\n</think>\ndone") == final
+    # The code, then an example in a block of its own: the example is taken.
+    assert livecodebench_code(f"```python\n{final}\n```\nInput:\n```\n3\n```") == "3"
+    # A fence indented in a list keeps its indentation; a fence inside a line counts.
+    assert livecodebench_code(f"1. code:\n   ```python\n   {final}\n   ```") == f"   {final}"
+    assert livecodebench_code(f"x = '```'\n{final}\nend ```") == final
+    assert livecodebench_code("no fence at all") == ""
+    assert livecodebench_code(f"```python\n{final}") == ""
+    assert livecodebench_code("```\n```") == ""
+
+
+def test_answer_for_applies_the_runs_extraction() -> None:
+    text = f"<think>\n```python\n{PY}\n```\n</think>\nAbove."
+    assert answer_for(text, BOTH, Extraction.codefu) is None  # reasoning is not an answer
+    assert answer_for(text, ("python",), Extraction.livecodebench) == Answer(PY, "python")
+    assert answer_for(PY, ("python",), Extraction.none) == Answer(PY, "python")
+    assert answer_for("  \n", ("python",), Extraction.none) is None
+    assert answer_for("no code", ("python",), Extraction.livecodebench) is None

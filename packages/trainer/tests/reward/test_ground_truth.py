@@ -31,10 +31,12 @@ def test_reads_limits_and_private_tests() -> None:
     assert p.tests[1] == ("7 2\n", "9\n")
 
 
-def test_public_tests_are_added_on_request_and_json_text_works() -> None:
+def test_public_tests_are_added_on_request_first_and_json_text_works() -> None:
     gt = sum_ground_truth(n_private=3, public=2)
     p = problem_from_ground_truth(json.dumps(gt), RewardConfig(include_public_tests=True))
-    assert len(p.tests) == 5 and p.tests[-1] == ("1 2\n", "3\n")
+    # The examples first, then the private tests, as LiveCodeBench runs them.
+    assert len(p.tests) == 5 and p.tests[:2] == (("1 2\n", "3\n"),) * 2
+    assert p.tests[2:] == problem_from_ground_truth(gt, RewardConfig()).tests
 
 
 def test_missing_limits_take_defaults_and_scale() -> None:

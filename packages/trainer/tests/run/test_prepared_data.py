@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from codefu_trainer.run.prepared_data import BadInputError, check_manifest
+from codefu_trainer.run.prepared_data import BadInputError, check_chat_prompts, check_manifest
 from codefu_trainer.training.cli import main
 
 from ..conftest import CONF
@@ -113,3 +113,22 @@ def test_prompts_prepared_for_another_language_are_refused(
         check_manifest(prepared_data, "python")
     path.write_text(json.dumps({"format": MANIFEST_FORMAT, "config": {"language": "python"}}))
     check_manifest(prepared_data, "python")
+
+
+def test_livecodebench_text_prompts_are_for_evaluation_not_training(
+    prepared_data: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Its DeepSeekR1-style prompts are texts a chat template cannot render: training, which
+    renders its prompts with one, refuses them; its chat-style prompts train."""
+    from codefu_data.prepare import MANIFEST_FORMAT
+
+    path = prepared_data / "manifest.json"
+    text = {"language": "cpp", "prompt": {"style": "livecodebench_deepseek_r1"}}
+    path.write_text(json.dumps({"format": MANIFEST_FORMAT, "config": text}))
+    code, err, runs = _train(prepared_data, tmp_path, capsys, cluster="local")
+    assert code == 2, err
+    assert "its prompts are LiveCodeBench's livecodebench_deepseek_r1 texts" in err
+    assert not runs.exists()
+    chat = {"language": "cpp", "prompt": {"style": "livecodebench"}}
+    path.write_text(json.dumps({"format": MANIFEST_FORMAT, "config": chat}))
+    check_chat_prompts(prepared_data)

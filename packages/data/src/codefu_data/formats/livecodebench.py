@@ -6,7 +6,9 @@ A row: `question_title`, `question_content`, `platform`, `question_id`, `contest
 pickled, zlib-compressed and base64-encoded), `metadata` (JSON text; `func_name` makes the
 problem functional). A functional problem's input holds one JSON value per line, one
 positional argument each, and its output one JSON value: the problem becomes a call-based
-one (grader `call`, `compare` exact, the `livecodebench` import prelude). A stdin problem
+one (grader `call` with the `livecodebench` import prelude and LiveCodeBench's comparison,
+`compare` livecodebench: a returned tuple reads as a list, a tuple inside the result never
+equals). A stdin problem
 is compared by the `livecodebench` checker, with the same prelude. LiveCodeBench states no
 limits: rows get `data.default_time_limit_seconds` (its 6 s) and
 `data.default_memory_limit_bytes`.
@@ -20,18 +22,19 @@ from __future__ import annotations
 
 import base64
 import binascii
+import contextlib
 import io
 import json
 import pickle
+import sys
 import zlib
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import pyarrow as pa
 
 from codefu_data.formats.base import FileColumn, FormatError, ReadOptions, SourceFormat
 from codefu_data.formats.problems import (
-    EXACT,
     STDIO,
     UNKNOWN_SOURCE,
     Problem,
@@ -44,13 +47,36 @@ from codefu_data.formats.problems import (
     row_error,
 )
 from codefu_data.schema import CODEFORCES_SOURCE
+from codefu_sandbox.languages.python import LIVECODEBENCH_INT_DIGITS
 
 DATA_SOURCE = "livecodebench"
 # The run-time prelude of imports LiveCodeBench gives every program, and its comparison of
 # stdin problems' outputs (codefu_sandbox: the prelude and checkers/livecodebench.py).
 PRELUDE = "livecodebench"
 CHECKER = {"name": "livecodebench", "params": None}
+COMPARE = "livecodebench"  # the call grader's LiveCodeBench comparison
 MAX_PRIVATE_TESTS_BYTES = 1 << 30
+
+
+def _file(version: int) -> str:
+    return "test.jsonl" if version == 1 else f"test{version}.jsonl"
+
+
+def _releases(last: int) -> dict[str, tuple[str, ...]]:
+    """Every `version_tag` of LiveCodeBench's dataset loading script (code_generation_lite.py)
+    and the files it reads: `release_vN` the cumulative files test.jsonl … testN.jsonl,
+    `release_latest` all of them, `vN` the one file of version N, `vA_vB` the files of
+    versions A to B."""
+    releases = {f"release_v{n}": tuple(map(_file, range(1, n + 1))) for n in range(1, last + 1)}
+    releases["release_latest"] = releases[f"release_v{last}"]
+    releases.update({f"v{n}": (_file(n),) for n in range(1, last + 1)})
+    for a in range(1, last + 1):
+        for b in range(a + 1, last + 1):
+            releases[f"v{a}_v{b}"] = tuple(map(_file, range(a, b + 1)))
+    return releases
+
+
+RELEASES = _releases(6)
 COLUMNS = (
     "question_title",
     "question_content",
@@ -105,9 +131,29 @@ def private_tests_text(value: str) -> str:
     return text_from_pickle(data)
 
 
+@contextlib.contextmanager
+def livecodebench_digits() -> Iterator[None]:
+    """Integers convert to and from text up to LiveCodeBench's digit limit (its grader reads
+    its tests under it): a functional test's big integers load as they do there."""
+    old = sys.get_int_max_str_digits()
+    sys.set_int_max_str_digits(LIVECODEBENCH_INT_DIGITS)
+    try:
+        yield
+    finally:
+        sys.set_int_max_str_digits(old)
+
+
 def lcb_tests(cases: Any, fn_name: str | None, what: str) -> tuple[list[str], list[str]]:
     """(inputs, outputs) of LiveCodeBench's test list; for a functional problem (`fn_name`)
-    each input becomes the JSON array of its lines' values and each output its JSON value."""
+    each input becomes the JSON array of its lines' values and each output its JSON value
+    (integers of up to LiveCodeBench's 50,000 digits)."""
+    if fn_name is not None:
+        with livecodebench_digits():
+            return _tests(cases, fn_name, what)
+    return _tests(cases, fn_name, what)
+
+
+def _tests(cases: Any, fn_name: str | None, what: str) -> tuple[list[str], list[str]]:
     if not isinstance(cases, list):
         raise FormatError(f"{what} is not a list of tests")
     inputs: list[str] = []
@@ -132,7 +178,7 @@ def lcb_judging(fn_name: str | None) -> tuple[dict[str, Any], dict[str, Any] | N
     """(grader, checker) of a LiveCodeBench problem: a call with the prelude, or stdin with
     the prelude and the `livecodebench` checker."""
     if fn_name is not None:
-        return call_grader(fn_name, prelude=PRELUDE, compare=EXACT), None
+        return call_grader(fn_name, prelude=PRELUDE, compare=COMPARE), None
     stdio = {"name": STDIO, "params": {"fn_name": None, "prelude": PRELUDE, "compare": None}}
     return stdio, dict(CHECKER)
 

@@ -130,7 +130,7 @@ def json_value(value: Any, what: str) -> Any:
         return value
     try:
         return json.loads(value)
-    except json.JSONDecodeError as exc:
+    except ValueError as exc:  # not JSON, or an integer over the interpreter's digit limit
         raise FormatError(f"{what} is not JSON ({exc})") from exc
 
 

@@ -22,6 +22,7 @@ from codefu_sandbox.models import Limits, TestCase
 from codefu_sandbox.process import RunLimits
 from codefu_sandbox.records import RunOutcome
 from codefu_sandbox.runner import Runner, RunServer
+from codefu_sandbox.syscalls import name_of
 from codefu_sandbox.verdicts import TestResult, Verdict, decide
 
 STDERR_HEAD = 4096
@@ -97,12 +98,17 @@ class Run:
 
     def failure(self) -> TestResult:
         """The result of a run that did not end normally (`verdict` set): the runner's error
-        for IE, else the head of the program's stderr."""
+        for IE, else the head of the program's stderr, after the refused system call's name
+        for SV."""
         assert self.verdict is not None
         outcome = self.outcome
         message = outcome.error or ""
         if self.verdict is not Verdict.IE and outcome.stderr_head:
             message = outcome.stderr_head[:300]
+        if self.verdict is Verdict.SV:
+            refused = outcome.refused_syscall
+            named = f": {name_of(refused)}" if refused is not None else ""
+            message = f"forbidden system call{named}\n{message}".strip()
         return self.result(self.verdict, message)
 
 
@@ -219,6 +225,7 @@ class GradingJob:
                 group=group,
                 readable=readable if readable is not None else program.readable,
                 profile=program.profile,
+                syscalls=program.syscalls,
             ) as server,
         ):
             yield ServedProgram(

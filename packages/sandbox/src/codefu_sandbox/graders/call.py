@@ -4,11 +4,13 @@ arguments, and compares the returned value with the expected one.
 Parameters: `fn_name`, the function, called as `Solution().<fn_name>(*args)` when the
 program defines a class `Solution` with that attribute, else as the module-level
 `<fn_name>(*args)`; `prelude`, a named prelude of the language run first in the program's
-module (`"livecodebench"`, LiveCodeBench's imports); `compare`, `"exact"` (the default) or
-`"apps"` (also equal when the expected value is a non-empty list whose first element equals
-the result, and a first argument that is a dict gets integer keys, as APPS' and TACO's
-graders do). A test's input is the JSON text of the argument array, its output the JSON
-text of the expected value.
+module (`"livecodebench"`, LiveCodeBench's imports); `compare`, `"exact"` (the default: the
+result's JSON equals the expected value), `"apps"` (also equal when the expected value is a
+non-empty list whose first element equals the result, and a first argument that is a dict
+gets integer keys, as APPS' and TACO's graders do) or `"livecodebench"` (LiveCodeBench's
+`prediction == expected`: a returned tuple is read as a list, but a tuple inside the
+result, or a dict key that is not a string, never equals JSON data: WA). A test's input
+is the JSON text of the argument array, its output the JSON text of the expected value.
 
 The program runs as any submission does (its language's interpreter, uid, Landlock,
 seccomp allowlist, rlimits, memory cgroup, output cap), inside a harness
@@ -52,14 +54,15 @@ from codefu_sandbox.graders.base import (
     wall_backstop,
 )
 from codefu_sandbox.languages import python
-from codefu_sandbox.languages.python import FLAGS, PythonExecutor
+from codefu_sandbox.languages.python import FLAGS, SITE_BUILTINS, PythonExecutor
 from codefu_sandbox.models import Limits, TestCase
 from codefu_sandbox.verdicts import TestResult, Verdict
 
 HARNESS = (Path(__file__).parent / "call_harness.py").read_text()
 EXACT = "exact"
 APPS = "apps"
-COMPARES = (EXACT, APPS)
+LIVECODEBENCH = "livecodebench"
+COMPARES = (EXACT, APPS, LIVECODEBENCH)
 # Longer integers are compared as decimals: int() of more digits is refused by default.
 INT_DIGITS = 4000
 
@@ -159,14 +162,18 @@ class Call(Grader):
 
     def _input(self, job: GradingJob, tests: Sequence[TestCase], nonce: str) -> bytes:
         prelude = self.params.get("prelude")
+        # site's exit() and quit() first, as every Python program gets them; they leave no
+        # name in the module.
+        named = job.language.preludes.get(prelude, "") if prelude else ""
         header = {
             "nonce": nonce,
             "function": self.params["fn_name"].strip(),
-            "prelude": job.language.preludes.get(prelude) if prelude else None,
+            "prelude": SITE_BUILTINS + named,
             "seconds": job.limits.time_seconds,
             "wall": wall_backstop(job.limits.time_seconds),
             "memory": job.limits.memory_bytes,
             "apps": self.params.get("compare") == APPS,
+            "strict": self.params.get("compare") == LIVECODEBENCH,
             "tests": len(tests),
         }
         # One line per test: a JSON text holds a raw newline only between its tokens.

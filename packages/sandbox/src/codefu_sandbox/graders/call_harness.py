@@ -6,7 +6,8 @@ Its standard input: a header line (JSON: `nonce`, the record prefix; `function`,
 to call; `prelude`, the source run first in the program's module, or null; `seconds`, one
 call's CPU time; `wall`, the watchdog's period; `memory`, the memory limit in bytes;
 `apps`, whether a first argument that is a dict gets its keys read as integers, as APPS
-does; `tests`, how many follow), then one line per test, the JSON array of its arguments.
+does; `strict`, whether a result must be JSON data as it is, as LiveCodeBench compares it;
+`tests`, how many follow), then one line per test, the JSON array of its arguments.
 It reads all of it first, so the program reads only end-of-file.
 
 Its records go to the file that was its stdout; fd 1 is then pointed at stderr, so the
@@ -14,14 +15,15 @@ program's own prints never land among them. One line each: `NONCE load CPU WALL 
 KIND PAYLOAD` for loading the program (KIND `ready`, `missing`: no such function,
 `raised`, `memory`: MemoryError, or `blocked`), then `NONCE test INDEX CPU WALL PEAK_KIB
 KIND PAYLOAD` per test (KIND `value`: PAYLOAD the result as JSON; `raised`, `memory`,
-`unserializable`, `input`: the arguments are not a JSON array, or `blocked`: PAYLOAD a JSON
-message). Loading and each call run under a CPU timer (ITIMER_PROF) whose signal's default
-action ends the process (the judge sees SIGPROF), and a wall-clock watchdog (ITIMER_REAL,
-every `wall` seconds): a period in which the process got less than `WAITING_SHARE` of a CPU
-(a computing program gets more even on a host oversubscribed 20 times) means it is blocked
-(sleeping, waiting on a lock): it writes a `blocked` record and ends the process. After a
-test whose peak memory is over the limit it stops: the rest need a fresh process to be
-measured.
+`unserializable`, `inexact`: with `strict`, a result JSON would change (a tuple below the
+top level, a dict key that is not a string), `input`: the arguments are not a JSON array,
+or `blocked`: PAYLOAD a JSON message). Loading and each call run under a CPU timer
+(ITIMER_PROF) whose signal's default action ends the process (the judge sees SIGPROF), and
+a wall-clock watchdog (ITIMER_REAL, every `wall` seconds): a period in which the process
+got less than `WAITING_SHARE` of a CPU (a computing program gets more even on a host
+oversubscribed 20 times) means it is blocked (sleeping, waiting on a lock): it writes a
+`blocked` record and ends the process. After a test whose peak memory is over the limit it
+stops: the rest need a fresh process to be measured.
 
 The program runs in this process and can write records of its own: the judge trusts none
 of this beyond what the program could return itself (docs/security.md).
@@ -147,8 +149,31 @@ def apps_arguments(args: list[Any]) -> list[Any]:
     return args
 
 
-def call(function: Callable[..., Any], args: list[Any]) -> tuple[bytes, bytes]:
-    """(KIND, PAYLOAD) of one call."""
+def inexact(value: Any) -> str | None:
+    """What in `value` JSON would change, so that it cannot equal JSON data in Python: a
+    tuple (JSON makes it a list), a dict key that is not a string; None when nothing."""
+    stack, seen = [value], set()
+    while stack:
+        item = stack.pop()
+        if isinstance(item, tuple):
+            return "a tuple inside the result (only a returned tuple is read as a list)"
+        if isinstance(item, list | dict):
+            if id(item) in seen:  # a container inside itself: serialising refuses it
+                continue
+            seen.add(id(item))
+        if isinstance(item, list):
+            stack.extend(item)
+        elif isinstance(item, dict):
+            for key in item:
+                if not isinstance(key, str):
+                    return f"a dict key of type {type(key).__name__} (JSON's keys are strings)"
+            stack.extend(item.values())
+    return None
+
+
+def call(function: Callable[..., Any], args: list[Any], strict: bool) -> tuple[bytes, bytes]:
+    """(KIND, PAYLOAD) of one call. `strict`: a returned tuple is read as a list, and a
+    result JSON would change anywhere else is `inexact` (LiveCodeBench's comparison)."""
     try:
         result = function(*args)
     except MemoryError:
@@ -156,6 +181,11 @@ def call(function: Callable[..., Any], args: list[Any]) -> tuple[bytes, bytes]:
     except BaseException as exc:
         return b"raised", message(exc)
     try:
+        if strict:
+            result = list(result) if isinstance(result, tuple) else result
+            why = inexact(result)
+            if why is not None:
+                return b"inexact", dumps(why).encode()
         text: str = lifted(dumps, result)
         return b"value", text.encode()
     except MemoryError:
@@ -254,7 +284,7 @@ def main() -> None:
         if job["apps"]:
             args = apps_arguments(args)
         watch.start(b"test", b"%d" % index)
-        kind, payload = call(function, args)
+        kind, payload = call(function, args, bool(job.get("strict")))
         if watch.stop(kind, payload) > memory_kib:
             return
 

@@ -2,14 +2,15 @@
 
 A language module (`languages/<name>.py`) declares a `Language`: its name, how prompts,
 code fences and datasets name it, how an untagged program in it looks, its default time
-factor, the token whose removal breaks a program, and its `Executor`. An `Executor` is the
+factor, the token whose removal breaks a program, the system calls its programs and builds
+make beyond the sandbox's base policy, and its `Executor`. An `Executor` is the
 language's toolchain on this host, built on the cached build written once here: the
 source-size limit, the content-addressed cache of artifacts and of compile errors, the
 build run in the sandbox under `BuildConfig`'s limits, the rule that tells a compile error
 from the judge's failure (`compile_failure`) and the atomic install of the artifact. A
 subclass says what the build runs (`build_command`) and how its artifact runs (`program`:
-argv, the files copied into each test's folder, what it reads, its sandbox profile and
-memory allowance).
+argv, the files copied into each test's folder, what it reads, its sandbox profile, the
+calls its language declares for that profile, and its memory allowance).
 
 Cache layout under an executor's `store` (all writes atomic: temp file + rename):
   <artifacts>/<k2>/<key><artifact_suffix>   artifacts of sources that built
@@ -33,6 +34,7 @@ from typing import Any, ClassVar, TypeVar
 from codefu_sandbox.process import RunLimits
 from codefu_sandbox.records import CompileResult, RunOutcome
 from codefu_sandbox.runner import Runner, SandboxError
+from codefu_sandbox.syscalls import check_declared, name_of
 
 Config = TypeVar("Config", bound="BuildConfig")
 
@@ -52,7 +54,8 @@ class Program:
     at exec (the static-data MLE check). `memory_allowance`: bytes added to the problem's
     memory limit for the language's runtime (an interpreter's own baseline), so the limit
     counts the program's memory. `profile`: the seccomp profile a submission runs under
-    ("run", the solution allowlist; `Runner.run` lists the profiles).
+    ("run", the solution allowlist; `Runner.run` lists the profiles). `syscalls`: the calls
+    allowed beyond that profile's base policy (its language's `run_syscalls`).
     """
 
     argv: tuple[str, ...]
@@ -61,6 +64,7 @@ class Program:
     static_bytes: int = 0
     memory_allowance: int = 0
     profile: str = "run"
+    syscalls: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -83,12 +87,15 @@ class BuildConfig:
 @dataclass(frozen=True)
 class Command:
     """A command an executor runs in the sandbox, in a fresh folder (holding the source as
-    `Executor.source_name` when it builds one): its argv, seccomp profile, what it reads and
-    writes beyond the folder, the precompiled-header folder (opened as fd 3), its
-    environment, and its process and open-file limits."""
+    `Executor.source_name` when it builds one): its argv, seccomp profile and the calls
+    allowed beyond that profile's base policy (its language's `compile_syscalls` for the
+    compile profile, `run_syscalls` for the run profile), what it reads and writes beyond
+    the folder, the precompiled-header folder (opened as fd 3), its environment, and its
+    process and open-file limits."""
 
     argv: tuple[str, ...]
     profile: str = "compile"
+    syscalls: tuple[str, ...] = ()
     readable: tuple[Path, ...] = ()
     writable: tuple[Path, ...] = ()
     pch_dir: Path | None = None
@@ -119,7 +126,14 @@ class Language(ABC):
     default factor on a problem's time limit. `preludes`: the named preludes written in this
     language (name → the source a program runs after, in the program's namespace: e.g. the
     imports LiveCodeBench gives every Python program); the executor's `with_prelude`
-    applies one.
+    applies one. `run_syscalls` / `compile_syscalls`: the system calls (x86-64 names, as in
+    the kernel's syscall table) its programs (and its checker programs) and its builds make
+    beyond the sandbox's base policy for them (the run profile's allowlist, the compile
+    profile's denylist), as DMOJ's executors declare theirs: e.g. a runtime that polls its
+    standard streams at start needs `("poll",)`. None may be above the ceiling
+    (`syscalls.CEILING`: tracing, mounts, namespaces, sockets, the kernel…): a class that
+    declares one is refused when it is defined (ValueError naming the call), and
+    sandbox-exec refuses it again whatever asks.
     """
 
     name: ClassVar[str]
@@ -131,6 +145,14 @@ class Language(ABC):
     closing_token: ClassVar[str]
     time_factor: ClassVar[float] = 1.0
     preludes: ClassVar[Mapping[str, str]] = {}
+    run_syscalls: ClassVar[tuple[str, ...]] = ()
+    compile_syscalls: ClassVar[tuple[str, ...]] = ()
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """Refuse a declaration of system calls above the ceiling (or not calls at all)."""
+        super().__init_subclass__(**kwargs)
+        check_declared(cls.run_syscalls, f"{cls.__name__}.run_syscalls")
+        check_declared(cls.compile_syscalls, f"{cls.__name__}.compile_syscalls")
 
     def looks_like_program(self, text: str) -> bool:
         """Whether `text` looks like a program in this language (`program_pattern`)."""
@@ -169,13 +191,24 @@ class Executor(ABC):
     # Bytes added to a problem's memory limit for the runtime (`Program.memory_allowance`).
     memory_allowance: int = 0
 
-    def __init__(self, store: Path, runner: Runner, config: BuildConfig, identity: str) -> None:
+    def __init__(
+        self,
+        store: Path,
+        runner: Runner,
+        config: BuildConfig,
+        identity: str,
+        language: Language | None = None,
+    ) -> None:
         """`store`: the cache folder; `identity`: a digest of what makes the toolchain's
-        output differ (its version, flags), part of every cache key."""
+        output differ (its version, flags), part of every cache key; `language`: the
+        language it builds, whose declared system calls (`run_syscalls`, `compile_syscalls`)
+        its `Program`s and `Command`s carry (None: none beyond the base policy)."""
         self.store = store
         self.runner = runner
         self.config = config
         self.identity = identity
+        self.run_syscalls = language.run_syscalls if language is not None else ()
+        self.compile_syscalls = language.compile_syscalls if language is not None else ()
 
     @staticmethod
     def settings(config: Any, kind: type[Config]) -> Config:
@@ -291,6 +324,7 @@ class Executor(ABC):
                 stdout=private / "stdout",
                 stderr=private / "stderr",
                 profile=command.profile,
+                syscalls=command.syscalls,
                 readable=command.readable,
                 writable=command.writable,
                 pch_dir=command.pch_dir,
@@ -316,9 +350,9 @@ def compile_failure(
     step: str = "compilation",
 ) -> CompileResult | None:
     """The compile error of a sandboxed build that did not exit 0 (over its CPU, an error,
-    killed by a signal); None when it did. SandboxError when the judge failed, not the
-    source: the sandbox, or the wall backstop on an overloaded host. `step` names the
-    build in the messages ("compilation", "byte-compilation")."""
+    killed by a signal or for a refused system call); None when it did. SandboxError when
+    the judge failed, not the source: the sandbox, or the wall backstop on an overloaded
+    host. `step` names the build in the messages ("compilation", "byte-compilation")."""
     if outcome.error is not None:
         raise SandboxError(f"{step} in the sandbox failed: {outcome.error}")
     if outcome.killed == "wall":
@@ -333,7 +367,10 @@ def compile_failure(
         return None
     if "CPU time limit exceeded" in diagnostics:  # RLIMIT_CPU stopped a child (cc1plus)
         diagnostics = f"{over_cpu}\n{diagnostics}"
-    if outcome.signal is not None:
+    if outcome.refused_syscall is not None:
+        refused = name_of(outcome.refused_syscall)
+        diagnostics = f"[{step} made a forbidden system call: {refused}]\n{diagnostics}"
+    elif outcome.signal is not None:
         diagnostics = f"[{step} killed by signal {outcome.signal}]\n{diagnostics}"
     return CompileResult(False, 0.0, False, diagnostics or f"{step} failed")
 

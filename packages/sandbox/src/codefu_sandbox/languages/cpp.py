@@ -108,7 +108,7 @@ class Cpp(Language):
         return with_testlib(source, testlib)
 
     def executor(self, cache_dir: Path, runner: Runner, config: Any = None) -> CppExecutor:
-        return CppExecutor(cache_dir, runner, config)
+        return CppExecutor(cache_dir, runner, config, language=self)
 
 
 class CppExecutor(Executor):
@@ -119,7 +119,11 @@ class CppExecutor(Executor):
     config: CompilerConfig
 
     def __init__(
-        self, cache_dir: Path, runner: Runner, config: CompilerConfig | None = None
+        self,
+        cache_dir: Path,
+        runner: Runner,
+        config: CompilerConfig | None = None,
+        language: Language | None = None,
     ) -> None:
         cfg = self.settings(config, CompilerConfig)
         found = shutil.which(cfg.compiler)
@@ -137,7 +141,7 @@ class CppExecutor(Executor):
         identity = digest(
             self.version.encode(), "\0".join([*self.flags, *self.link_flags]).encode()
         )
-        super().__init__(cache_dir, runner, cfg, identity)
+        super().__init__(cache_dir, runner, cfg, identity, language)
         self._pch: Path | None = None
         self._pch_checked = False
 
@@ -269,6 +273,7 @@ class CppExecutor(Executor):
             tuple(args),
             readable=(pch,) if pch is not None else (),
             writable=(Path("/dev/null"),),
+            syscalls=self.compile_syscalls,
             pch_dir=pch,
             env={"PATH": "/usr/local/bin:/usr/bin:/bin", "TMPDIR": ".", "LC_ALL": "C"},
             processes=256,
@@ -286,7 +291,11 @@ class CppExecutor(Executor):
 
     def program(self, artifact: Path) -> Program:
         """A binary runs with no argument."""
-        return Program((str(artifact),), static_bytes=static_memory_bytes(artifact))
+        return Program(
+            (str(artifact),),
+            static_bytes=static_memory_bytes(artifact),
+            syscalls=self.run_syscalls,
+        )
 
 
 def with_testlib(source: str, testlib: str | Path | None) -> str:

@@ -55,6 +55,7 @@ from codefu_sandbox.languages.base import (
 )
 from codefu_sandbox.process import RunLimits
 from codefu_sandbox.runner import Runner, SandboxError
+from codefu_sandbox.syscalls import name_of
 
 FLAGS = ("-I", "-S", "-B")
 SOURCE_NAME = "sol.py"
@@ -79,15 +80,26 @@ BYTE_COMPILE = (
     f"with open({BYTECODE_NAME!r}, 'wb') as f:\n"
     "    f.write(MAGIC_NUMBER + bytes(12) + marshal.dumps(code))\n"
 )
+# What `site` gives every program and `-S` leaves out: the builtins exit() and quit(),
+# defined as site.setquit defines them (`_sitebuiltins.Quitter`: closes stdin, raises
+# SystemExit with its argument). One line, no name left in the program's globals. site's
+# other builtins (help, copyright, credits, license) are for the interactive prompt; its
+# other work (site and user packages on sys.path, sitecustomize) is left out on purpose.
+SITE_BUILTINS = (
+    "[setattr(__import__('builtins'), name, __import__('_sitebuiltins').Quitter(name, "
+    "'Ctrl-D (i.e. EOF)')) for name in ('exit', 'quit')]\n"
+)
 # Runs the byte code in the test's folder as the __main__ module. Not `python3 sol.pyc`:
 # the interpreter opens a script by its absolute path, through the judge's private
 # folders that the sandbox uid cannot enter; a relative open from the folder works.
-RUN_BYTECODE = f"exec(__import__('marshal').loads(open({BYTECODE_NAME!r}, 'rb').read()[16:]))"
+RUN_BYTECODE = (
+    SITE_BUILTINS + f"exec(__import__('marshal').loads(open({BYTECODE_NAME!r}, 'rb').read()[16:]))"
+)
 # Runs checker.py from the checker's folder (a relative path: the folders above it are the
 # judge's, closed to the checker's uid); an uncaught exception is the checker failing
 # (exit 3), not a wrong answer (Python's own exit status 1).
 CHECKER_BOOT = (
-    "import sys, traceback\n"
+    SITE_BUILTINS + "import sys, traceback\n"
     f"sys.argv = [{CHECKER_NAME!r}, *sys.argv[1:]]\n"
     "try:\n"
     f"    with open({CHECKER_NAME!r}, 'rb') as f:\n"
@@ -101,7 +113,9 @@ CHECKER_BOOT = (
 )
 # The imports LiveCodeBench's runner puts before every program it judges (its
 # `import_string`, in its order: a later module's names win): each module's names, the
-# modules themselves, and a deep recursion limit.
+# modules themselves, and a deep recursion limit; then the limit on integer digits its
+# grading process sets for every program (`sys.set_int_max_str_digits(50000)`: an int
+# of up to 50,000 digits converts to and from text, where Python's default stops at 4,300).
 LIVECODEBENCH_MODULES = (
     "string",
     "re",
@@ -120,12 +134,16 @@ LIVECODEBENCH_MODULES = (
     "sys",
     "json",
 )
+LIVECODEBENCH_INT_DIGITS = 50_000
 LIVECODEBENCH_PRELUDE = (
     "".join(
         f"from {module} import *\n" for module in (*LIVECODEBENCH_MODULES, "builtins", "typing")
     )
     + f"import {', '.join(LIVECODEBENCH_MODULES)}\n"
     + "sys.setrecursionlimit(50000)\n"
+    # An interpreter older than the limit (before 3.10.7) has none to raise.
+    + "if hasattr(sys, 'set_int_max_str_digits'):\n"
+    + f"    sys.set_int_max_str_digits({LIVECODEBENCH_INT_DIGITS})\n"
 )
 VERSION_PROBE = (
     "import sys, importlib.util\n"
@@ -164,7 +182,7 @@ class Python(Language):
         return True
 
     def executor(self, cache_dir: Path, runner: Runner, config: Any = None) -> PythonExecutor:
-        return PythonExecutor(cache_dir, runner, config)
+        return PythonExecutor(cache_dir, runner, config, language=self)
 
 
 def python_interpreter() -> tuple[str, tuple[Path, ...]]:
@@ -190,7 +208,13 @@ class PythonExecutor(Executor):
     no_output = "[the byte-compiler wrote no byte code]"
     config: PythonConfig
 
-    def __init__(self, cache_dir: Path, runner: Runner, config: PythonConfig | None = None) -> None:
+    def __init__(
+        self,
+        cache_dir: Path,
+        runner: Runner,
+        config: PythonConfig | None = None,
+        language: Language | None = None,
+    ) -> None:
         cfg = self.settings(config, PythonConfig)
         if cfg.interpreter is None:
             self.interpreter, self.readable = python_interpreter()
@@ -204,7 +228,7 @@ class PythonExecutor(Executor):
             self.interpreter, self.readable = str(Path(found).resolve()), ()
         self.version = self._version()
         identity = digest(self.interpreter.encode(), self.version.encode())
-        super().__init__(cache_dir / "python", runner, cfg, identity)
+        super().__init__(cache_dir / "python", runner, cfg, identity, language)
         self.baseline_bytes = self._baseline()
         self.memory_allowance = math.ceil(self.baseline_bytes / MiB) * MiB
 
@@ -226,7 +250,10 @@ class PythonExecutor(Executor):
     def _command(self, code: str) -> Command:
         """The interpreter running `code`, as a submission runs (profile "run")."""
         return Command(
-            (self.interpreter, *FLAGS, "-c", code), profile="run", readable=self.readable
+            (self.interpreter, *FLAGS, "-c", code),
+            profile="run",
+            syscalls=self.run_syscalls,
+            readable=self.readable,
         )
 
     def _baseline(self) -> int:
@@ -237,9 +264,11 @@ class PythonExecutor(Executor):
         ran = self.run_in_sandbox(self._command("pass"), limits)
         outcome = ran.outcome
         if outcome.error is not None or outcome.exit_code != 0:
+            refused = outcome.refused_syscall
+            call = f", forbidden system call {name_of(refused)}" if refused is not None else ""
             raise SandboxError(
                 f"{self.interpreter} does not run in the sandbox ({outcome.error or ''}"
-                f"exit {outcome.exit_code}, signal {outcome.signal}): {ran.stderr}"
+                f"exit {outcome.exit_code}, signal {outcome.signal}{call}): {ran.stderr}"
             )
         return outcome.peak_memory_bytes
 
@@ -254,6 +283,7 @@ class PythonExecutor(Executor):
             files={BYTECODE_NAME: artifact},
             readable=self.readable,
             memory_allowance=self.memory_allowance,
+            syscalls=self.run_syscalls,
         )
 
     def with_prelude(self, program: Program, prelude: str) -> Program:
@@ -272,6 +302,7 @@ class PythonExecutor(Executor):
             (self.interpreter, *FLAGS, "-c", CHECKER_BOOT),
             files={CHECKER_NAME: script},
             readable=self.readable,
+            syscalls=self.run_syscalls,
         )
 
 

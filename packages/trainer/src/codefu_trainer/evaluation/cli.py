@@ -2,11 +2,13 @@
 
     codefu-eval [--config-dir CONF] [OVERRIDES...]
     codefu-eval compare DIR_A DIR_B [--resamples N] [--confidence C] [--seed S] [--out FILE]
+    codefu-eval grade --data FILE [FILE...] --generations FILE [--out DIR] [OVERRIDES...]
 
 Overrides are Hydra overrides of conf/eval.yaml: the groups cluster, data, reward, model
 (as in training) and eval.* (`model.path=runs/<run>/model eval.samples=10 eval.k=[1,5,10]`);
 `eval.protocol=livecodebench data.source=FILE` evaluates a LiveCodeBench file with its
-runner's settings (conf/protocol/livecodebench.yaml; each still an override away).
+runner's settings (conf/protocol/livecodebench.yaml; each still an override away). `grade`
+judges generations made elsewhere under that protocol (evaluation/grade.py).
 
 Exit codes: 0 done, 2 configuration or input error, 3 missing prerequisite (model, data,
 GPU or vLLM), 1 the evaluation itself failed.
@@ -15,6 +17,7 @@ GPU or vLLM), 1 the evaluation itself failed.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 from collections.abc import Sequence
@@ -32,6 +35,12 @@ EXIT_INPUT = 2
 EXIT_PREREQUISITE = 3
 
 
+def config_dir_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--config-dir", type=Path, default=None, help="the repository's conf/ (default ./conf)"
+    )
+
+
 def evaluate_command(argv: Sequence[str]) -> int:
     parser = argparse.ArgumentParser(
         prog="codefu-eval",
@@ -41,9 +50,7 @@ def evaluate_command(argv: Sequence[str]) -> int:
             "DIR_B` (see `codefu-eval compare --help`)."
         ),
     )
-    parser.add_argument(
-        "--config-dir", type=Path, default=None, help="the repository's conf/ (default ./conf)"
-    )
+    config_dir_argument(parser)
     parser.add_argument(
         "--verbose",
         action="store_true",
@@ -109,12 +116,67 @@ def compare_command(argv: Sequence[str]) -> int:
     return 0
 
 
+def grade_command(argv: Sequence[str]) -> int:
+    from codefu_trainer.evaluation.grade import grade, read_generations
+    from codefu_trainer.evaluation.summary import format_table
+
+    parser = argparse.ArgumentParser(
+        prog="codefu-eval grade",
+        description=(
+            "Judge generations made elsewhere under LiveCodeBench's protocol: its verdict per "
+            "answer, pass@k per difficulty and platform. The generations: LiveCodeBench's "
+            "custom output ([{question_id, code_list}]: code as given), its saved generations "
+            "([{question_id, output_list}]: raw outputs, code taken by its extract_code), or "
+            "JSONL lines {question_id, response} (the same)."
+        ),
+    )
+    parser.add_argument(
+        "--data",
+        nargs="+",
+        required=True,
+        help="LiveCodeBench code_generation_lite files (JSONL or parquet) or their folder",
+    )
+    parser.add_argument("--generations", type=Path, required=True, help="the generations file")
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=None,
+        help="results folder (default <eval.root_dir>/eval/grade/<generations>_<digest>)",
+    )
+    config_dir_argument(parser)
+    parser.add_argument(
+        "overrides",
+        nargs="*",
+        help="Hydra overrides of conf/eval.yaml under eval.protocol=livecodebench, e.g. "
+        "eval.release=release_v5 data.date_from=2024-08-01",
+    )
+    args = parser.parse_args(argv)
+    generations = read_generations(args.generations)  # a bad file stops before anything
+    conf_dir = (args.config_dir or default_conf_dir()).expanduser().resolve()
+    try:
+        cfg = compose_eval(conf_dir, ["eval.protocol=livecodebench", *args.overrides])
+    except ConfigError as exc:
+        print(
+            f"codefu-eval grade: configuration error: {one_line(exc)} Nothing was written.",
+            file=sys.stderr,
+        )
+        return EXIT_INPUT
+    source = args.data[0] if len(args.data) == 1 else list(args.data)
+    cfg = dataclasses.replace(cfg, data=dataclasses.replace(cfg.data, source=source))
+    outcome = grade(cfg, args.generations, generations, args.out, log=print)
+    print(format_table(outcome.summary))
+    print(f"codefu-eval: results in {outcome.out_dir}")
+    return 0
+
+
 @console.command("codefu-eval")  # quiet once the evaluation has its directory (run/console.py)
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     try:
         if args[:1] == ["compare"]:
             return compare_command(args[1:])
+        if args[:1] == ["grade"]:
+            return grade_command(args[1:])
         return evaluate_command(args)
     except (StoreError, BadInputError) as exc:
         print(f"codefu-eval: {one_line(exc)}", file=sys.stderr)

@@ -16,6 +16,7 @@ from hydra.core.config_store import ConfigStore
 from omegaconf import MISSING
 
 from codefu_data.config import DataConfig
+from codefu_trainer.evaluation.livecodebench import STYLES, lcb_style, release_names
 from codefu_trainer.reward.config import RewardConfig
 from codefu_trainer.run.compose import GROUPS, compose_train, typed_config
 from codefu_trainer.run.config import (
@@ -69,6 +70,16 @@ class EvalSettings:
     temperature: float = 0.6
     top_p: float = 0.95
     max_new_tokens: int = 20480  # training's response length (conf/verl/grpo.yaml)
+    # Generation stops at the first of these strings, which the response then ends before
+    # (LiveCodeBench's runner: ["###"]).
+    stop: list[str] = field(default_factory=list)
+    # LiveCodeBench's model style (generic, deepseek_r1, or auto: from model.path): its
+    # prompt for that style, as data.prompt.style (evaluation.livecodebench). None: the
+    # data's own prompts.
+    lcb_style: str | None = None
+    # A LiveCodeBench release (release_v1 … release_v6, release_latest, v1 … v6, vA_vB):
+    # of data.source's files, the ones its dataset's version_tag selects. None: all of them.
+    release: str | None = None
     # Each prompt message cut to this many characters. None: as training saw them, i.e.
     # for model.kind=tiny the rehearsal's cut (rehearsal.max_prompt_tokens of the run that
     # wrote model.path, else its default), for other models the whole prompt.
@@ -134,6 +145,9 @@ def compose_eval(conf_dir: Path, overrides: Sequence[str]) -> EvalConfig:
     )
     cfg = typed_config(node, EvalConfig, "conf/eval.yaml", SCHEMA_NAME)
     judge_on_judge_hosts(cfg.cluster, cfg.reward)
+    if cfg.eval.lcb_style is not None:  # LiveCodeBench's prompt for the model's style
+        cfg.eval.lcb_style = lcb_style(cfg.eval.lcb_style, cfg.model.path)
+        cfg.data.prompt.style = STYLES[cfg.eval.lcb_style]
     check_eval_config(cfg)
     return cfg
 
@@ -162,6 +176,10 @@ def check_eval_config(cfg: EvalConfig) -> None:
             f"needs at least k samples per problem. Raise eval.samples to {max(e.k)} or "
             "drop the larger k."
         )
+    if e.release is not None:
+        release_names(e.release)
+    if any(not stop for stop in e.stop):
+        raise ConfigError("eval.stop lists an empty string; list the strings to stop at.")
     if e.temperature < 0 or not 0 < e.top_p <= 1:
         raise ConfigError("eval.temperature must be >= 0 and eval.top_p within (0, 1].")
     for key in ("max_new_tokens", "batch_size", "limit", "max_prompt_chars"):

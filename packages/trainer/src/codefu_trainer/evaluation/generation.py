@@ -1,10 +1,14 @@
 """Generation backends: vLLM's offline engine on GPUs, transformers `generate` on CPU.
 
 Both render a problem's chat messages with the model's chat template and generation prompt,
-tokenized without extra special tokens (as veRL and TRL do for training), decode without
-special tokens (as the reward sees responses in training), sample with temperature and
-top-p and no top-k (veRL's rollout default), and stop at the model's end of turn, at
-`eval.max_new_tokens`, or at the end of the model's context, whichever comes first.
+tokenized without extra special tokens (as veRL and TRL do for training); a prompt that is a
+text for the model as it is (one message of role `TEXT_ROLE`: LiveCodeBench's DeepSeekR1
+style) is tokenized as vLLM tokenizes a text prompt, with the tokenizer's own special
+tokens. They decode without special tokens (as the reward sees responses in training),
+sample with temperature and top-p and no top-k (veRL's rollout default), and stop at the
+model's end of turn, at `eval.max_new_tokens`, at the end of the model's context, or at one
+of `eval.stop`, whichever comes first; a response that reached a stop string ends before
+it (vLLM's `stop`).
 
 Every sample of a batch comes with its seed. vLLM samples each request with its own;
 transformers samples the whole batch after seeding torch with the batch's first seed. Either
@@ -18,6 +22,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, cast
 
+from codefu_data.livecodebench_prompts import TEXT_ROLE
 from codefu_trainer.evaluation.config import Backend, EvalConfig, EvalSettings
 from codefu_trainer.run.compose import PrerequisiteError
 
@@ -102,6 +107,7 @@ def vllm_sampling_args(settings: EvalSettings, seed: int, max_tokens: int) -> di
         "max_tokens": max_tokens,
         "seed": seed,
         "skip_special_tokens": True,
+        "stop": list(settings.stop) or None,
     }
 
 
@@ -119,11 +125,20 @@ def token_budget(max_new_tokens: int, context: int | None, prompt_tokens: int) -
 
 
 def prompt_token_ids(tokenizer: Any, messages: Messages) -> list[int]:
-    """The chat template with its generation prompt, tokenized without added special tokens."""
+    """The chat template with its generation prompt, tokenized without added special tokens;
+    a text prompt (`TEXT_ROLE`) as it is, tokenized with the tokenizer's special tokens."""
+    if len(messages) == 1 and messages[0].get("role") == TEXT_ROLE:
+        return list(tokenizer(messages[0]["content"])["input_ids"])
     text = tokenizer.apply_chat_template(
         [dict(m) for m in messages], tokenize=False, add_generation_prompt=True
     )
     return list(tokenizer(text, add_special_tokens=False)["input_ids"])
+
+
+def before_stop(text: str, stops: Sequence[str]) -> str:
+    """`text` up to the first occurrence of any of `stops` (all of it when none occurs)."""
+    found = [i for i in (text.find(stop) for stop in stops) if i >= 0]
+    return text[: min(found)] if found else text
 
 
 def load_generator(cfg: EvalConfig, model: str, choice: BackendChoice) -> Generator:
@@ -171,6 +186,7 @@ class TransformersGenerator:
             batch[row, width - len(prompt) :] = torch.tensor(prompt)
             mask[row, width - len(prompt) :] = 1
         sampling = self.settings.temperature > 0
+        stops = list(self.settings.stop)
         torch.manual_seed(seeds[0])
         with torch.no_grad():
             out = self.model.generate(
@@ -183,12 +199,14 @@ class TransformersGenerator:
                 top_k=0 if sampling else None,
                 pad_token_id=self.pad,
                 eos_token_id=self.eos,
+                # Rows that reached a stop string stop early; the text is cut below.
+                **({"stop_strings": stops, "tokenizer": self.tokenizer} if stops else {}),
             )
         results: list[Generated] = []
         for row in out[:, width:].tolist():
             end = row.index(self.eos) + 1 if self.eos in row else len(row)
             text = str(self.tokenizer.decode(row[:end], skip_special_tokens=True))
-            results.append(Generated(text, end, seeds[0]))
+            results.append(Generated(before_stop(text, stops), end, seeds[0]))
         return results
 
 

@@ -3,6 +3,9 @@
 Prompts are the `prompt` column's chat messages. The CPU rehearsal cuts every message to
 `rehearsal.max_prompt_tokens` characters for its tiny model's short context; evaluating such
 a model cuts them the same way, with the rehearsal's own loader (`load_prompts`).
+
+A tier whose split holds no problem (a file, or a date window, without some difficulty) is
+left out and named (`absent_tiers`); the others are evaluated.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from typing import Any
 from omegaconf import OmegaConf
 
 from codefu_trainer.evaluation.config import EvalConfig, eval_tiers
+from codefu_trainer.evaluation.summary import DIFFICULTY_ORDER
 from codefu_trainer.run.compose import PrerequisiteError
 from codefu_trainer.run.config import ModelKind, RehearsalConfig
 from codefu_trainer.run.prepared_data import check_manifest, check_parquet
@@ -58,14 +62,45 @@ def prompt_char_limit(cfg: EvalConfig) -> int | None:
     return RehearsalConfig().max_prompt_tokens
 
 
+def absent_tiers(cfg: EvalConfig) -> list[str]:
+    """The evaluated tiers whose split was prepared and holds no problem."""
+    import pyarrow.parquet as pq
+
+    absent = []
+    for tier in eval_tiers(cfg):
+        path = split_file(cfg, tier)
+        if path.is_file():
+            check_parquet(path, path.parent.parent)  # corrupt or not prepared: exit 2, its name
+            if pq.ParquetFile(path).metadata.num_rows == 0:
+                absent.append(tier)
+    return absent
+
+
+def absent_record(cfg: EvalConfig) -> dict[str, list[str]]:
+    """Each absent tier (`absent_tiers`) and LiveCodeBench's difficulties that map to it
+    (data.difficulty_tiers)."""
+    return {
+        tier: [d for d in DIFFICULTY_ORDER if cfg.data.difficulty_tiers.get(d) == tier]
+        for tier in absent_tiers(cfg)
+    }
+
+
 def load_problems(cfg: EvalConfig, max_prompt_chars: int | None) -> list[EvalProblem]:
-    """Every evaluated tier's split in order, the first `eval.limit` problems."""
+    """Every evaluated tier's split in order, the first `eval.limit` problems; tiers without
+    a problem left out (PrerequisiteError when every one is)."""
     import pyarrow.parquet as pq
 
     problems: list[EvalProblem] = []
     limit = cfg.eval.limit
     # A manifest of another format, or prompts asking for another language: exit 2, the fix.
     check_manifest(Path(cfg.data.out_dir).expanduser(), cfg.data.language)
+    empty = absent_tiers(cfg)
+    if empty == eval_tiers(cfg):
+        raise PrerequisiteError(
+            f"{Path(cfg.data.out_dir).expanduser()} holds no {cfg.eval.split.value} problem of "
+            f"tier {', '.join(empty)}: prepare data that has some (data.source, the window "
+            "data.date_from/data.date_to), or evaluate other tiers (eval.tiers)."
+        )
     for tier in eval_tiers(cfg):
         path = split_file(cfg, tier)
         if not path.is_file():
@@ -76,7 +111,8 @@ def load_problems(cfg: EvalConfig, max_prompt_chars: int | None) -> list[EvalPro
         left = None if limit is None else limit - len(problems)
         if left == 0:
             break
-        check_parquet(path, path.parent.parent)  # corrupt or not prepared: exit 2, its name
+        if tier in empty:
+            continue
         try:
             rows = load_prompts(path, max_prompt_chars or sys.maxsize, left)
         except ValueError as exc:

@@ -32,9 +32,10 @@ from codefu_trainer.evaluation.generation import (
     load_generator,
 )
 from codefu_trainer.evaluation.identity import default_out_dir, evaluation_identity, resolve_model
-from codefu_trainer.evaluation.prepared import date_window, with_prepared_data
+from codefu_trainer.evaluation.prepared import date_window, release_record, with_prepared_data
 from codefu_trainer.evaluation.problems import (
     EvalProblem,
+    absent_record,
     load_problems,
     problem_limits,
     prompt_char_limit,
@@ -46,7 +47,7 @@ from codefu_trainer.evaluation.store import (
     open_store,
     read_samples,
 )
-from codefu_trainer.evaluation.summary import format_table, summarize
+from codefu_trainer.evaluation.summary import absent_line, format_table, summarize
 from codefu_trainer.run import console
 from codefu_trainer.run.config import TrainConfig, mlflow_tracking_uri
 
@@ -100,16 +101,16 @@ def plan_batches(problems: Sequence[EvalProblem], settings: EvalSettings) -> lis
     return [units[i : i + size] for i in range(0, len(units), size)]
 
 
-def sample_record(unit: Unit, generated: Generated, result: Any) -> dict[str, Any]:
-    """A samples.jsonl line (`result`: the reward's `RewardResult`)."""
+def judged_record(problem: EvalProblem, sample: int, result: Any) -> dict[str, Any]:
+    """What a samples.jsonl line says of a judged sample (`result`: the reward's
+    `RewardResult`) and its problem."""
     return {
-        "problem": unit.problem.name,
-        "sample": unit.sample,
-        "tier": unit.problem.tier,
-        "rating": unit.problem.rating,
-        "difficulty": unit.problem.difficulty,
-        "platform": unit.problem.platform,
-        "seed": generated.seed,
+        "problem": problem.name,
+        "sample": sample,
+        "tier": problem.tier,
+        "rating": problem.rating,
+        "difficulty": problem.difficulty,
+        "platform": problem.platform,
         "verdict": result.verdict,
         "score": result.score,
         "passed": result.passed,
@@ -118,6 +119,14 @@ def sample_record(unit: Unit, generated: Generated, result: Any) -> dict[str, An
         "has_code": result.has_code,
         "language": result.language,
         "judge_failure": result.judge_failure,
+    }
+
+
+def sample_record(unit: Unit, generated: Generated, result: Any) -> dict[str, Any]:
+    """A samples.jsonl line (`result`: the reward's `RewardResult`)."""
+    return {
+        **judged_record(unit.problem, unit.sample, result),
+        "seed": generated.seed,
         "response_tokens": generated.tokens,
         "response": generated.text,
     }
@@ -142,6 +151,9 @@ def evaluate(cfg: EvalConfig, tracking_dir: Path | None = None, log: Log = say) 
     cfg = with_prepared_data(cfg, log)
     max_chars = prompt_char_limit(cfg)
     problems = load_problems(cfg, max_chars)
+    absent = absent_record(cfg)
+    if absent:
+        log(f"codefu-eval: {absent_line({'absent': absent})}; evaluating the others")
     identity = evaluation_identity(cfg, model, choice.label, max_chars)
     out = Path(cfg.eval.out).expanduser().resolve() if cfg.eval.out else None
     out = out or default_out_dir(cfg, identity)
@@ -174,6 +186,8 @@ def evaluate(cfg: EvalConfig, tracking_dir: Path | None = None, log: Log = say) 
         protocol=cfg.eval.protocol,
         date_window=date_window(Path(cfg.data.out_dir)),
         limits=problem_limits(problems),
+        release=release_record(cfg),
+        absent=absent,
     )
     tmp = out / (SUMMARY_FILE + ".tmp")
     tmp.write_text(json.dumps(outcome.summary, indent=2) + "\n")

@@ -8,7 +8,8 @@ with extractable code), judge failures and the response length in tokens. Per la
 the samples' code (`cpp`, `python`; `none`: no code), the same over that language's
 samples, except pass@k: the chance that k of a problem's samples hold a correct answer in
 that language. The table opens with what the numbers depend on: the protocol, its sampling
-settings and limits, and the contest-date window of the problems.
+settings and limits, the LiveCodeBench release and the contest-date window of the problems,
+and the tiers (difficulties) evaluated that hold no problem.
 """
 
 from __future__ import annotations
@@ -116,19 +117,24 @@ def _groups(records: Sequence[Mapping[str, Any]], key: str) -> dict[str, list[Ma
 def summarize(
     records: Sequence[Mapping[str, Any]],
     ks: Sequence[int],
-    samples_per_problem: int,
+    samples_per_problem: int | str,
     backend: str,
     settings: Mapping[str, Any],
     *,
     protocol: str | None = None,
     date_window: Mapping[str, Any] | None = None,
     limits: Mapping[str, Any] | None = None,
+    release: Mapping[str, Any] | None = None,
+    absent: Mapping[str, Sequence[str]] | None = None,
 ) -> dict[str, Any]:
-    """summary.json: the overall statistics, `by_tier`, `by_difficulty`, `by_platform`,
+    """summary.json: the overall statistics (`samples_per_problem`: a count, or a range such
+    as `2 to 17` for generations graded as they came), `by_tier`, `by_difficulty`, `by_platform`,
     `by_rating`, `by_language`, the backend that generated the samples, every setting of
     the evaluation (its identity), the protocol, the prepared data's contest-date window
-    (its manifest's `date_window`; None: none recorded) and the problems' `limits`
-    (`time_seconds` and `memory_bytes`, each [lowest, highest])."""
+    (its manifest's `date_window`; None: none recorded), the problems' `limits`
+    (`time_seconds` and `memory_bytes`, each [lowest, highest]), the LiveCodeBench
+    `release` ({name, files}; None: none chosen) and the `absent` tiers (tier → the
+    difficulties mapped to it) that were to be evaluated and hold no problem."""
     tiers: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
     buckets: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
     for r in records:
@@ -143,6 +149,8 @@ def summarize(
         "samples_per_problem": samples_per_problem,
         "date_window": dict(date_window) if date_window is not None else None,
         "limits": dict(limits) if limits is not None else None,
+        "release": dict(release) if release is not None else None,
+        "absent": {tier: list(labels) for tier, labels in (absent or {}).items()},
         **group_stats(records, ks),
         "by_tier": {t: group_stats(rs, ks) for t, rs in tiers.items()},
         "by_difficulty": {
@@ -203,6 +211,26 @@ def window_line(summary: Mapping[str, Any]) -> str:
     )
 
 
+def release_line(summary: Mapping[str, Any]) -> str | None:
+    """`release release_v5: test.jsonl, …` (None when no release was chosen)."""
+    release = summary.get("release")
+    if not release:
+        return None
+    return f"release {release['name']}: {', '.join(release['files'])}"
+
+
+def absent_line(summary: Mapping[str, Any]) -> str | None:
+    """The evaluated tiers that hold no problem, with their difficulties (None: none)."""
+    absent = summary.get("absent") or {}
+    if not absent:
+        return None
+    parts = [
+        f"tier {tier}" + (f" (difficulty {', '.join(labels)})" if labels else "")
+        for tier, labels in absent.items()
+    ]
+    return f"absent: {'; '.join(parts)}: no problem of it in the data or the window"
+
+
 def format_table(summary: Mapping[str, Any]) -> str:
     """The console table: the settings and window lines, then one row for all problems,
     each tier, difficulty, platform, rating bucket (none when no problem is rated) and
@@ -220,7 +248,11 @@ def format_table(summary: Mapping[str, Any]) -> str:
     head = f"{'group':<{width}}{'problems':>9}{'samples':>8}"
     head += "".join(f"{'pass@' + k:>9}" for k in ks)
     head += f"{'score':>8}{'compile':>8}{'code':>7}{'tokens':>8}"
-    lines = [settings_line(summary), window_line(summary), head, "-" * len(head)]
+    lines = [settings_line(summary)]
+    lines += [line for line in (release_line(summary),) if line]
+    lines.append(window_line(summary))
+    lines += [line for line in (absent_line(summary),) if line]
+    lines += [head, "-" * len(head)]
     for name, s in rows:
         cells = "".join(f"{s['pass@k'][k]:>9.3f}" for k in ks)
         lines.append(

@@ -2,8 +2,9 @@
 
 Defaults follow CodeFu (docs/ARCHITECTURE.md, "Reward"): no extractable code −1, compile
 error −0.5, any test over the time limit 0, otherwise the fraction of private tests passed.
-Other modes: all-or-nothing, pass ratio to a power, and public tests counted with the
-private ones. ``languages`` lists the judge languages a run accepts (CodeFu: C++ only);
+Other modes: all-or-nothing, pass ratio to a power, and public tests judged before the
+private ones. ``extraction`` is how a response becomes code (this project's rules, or
+LiveCodeBench's). ``languages`` lists the judge languages a run accepts (CodeFu: C++ only);
 an answer in another one gets the no-code reward with the verdict ``LANGUAGE``.
 """
 
@@ -25,6 +26,7 @@ __all__ = [
     "FROM_DATA",
     "SCHEMA_NAME",
     "DeadlineConfig",
+    "Extraction",
     "FailureAlertConfig",
     "RewardConfig",
     "RewardMode",
@@ -39,6 +41,15 @@ SCHEMA_NAME = "reward_schema"
 # Reward settings whose one place is the data group in codefu-train and codefu-eval (data
 # validation judges under them too): `use_data_settings` copies them over.
 FROM_DATA = ("time_limit_scale", "time_factors")
+
+
+class Extraction(StrEnum):
+    """How a response becomes the code judged (`reward.extract`)."""
+
+    # Member names equal their values: OmegaConf reads enum values by member name.
+    codefu = "codefu"  # this project's rules: <think>, <code>, tagged fences (training's)
+    livecodebench = "livecodebench"  # LiveCodeBench's: the lines between the last two fences
+    none = "none"  # the response is the code as it is (generations already extracted)
 
 
 class RewardMode(StrEnum):
@@ -119,7 +130,12 @@ class RewardConfig:
 
     mode: RewardMode = RewardMode.linear
     power_exponent: float = 1.5
+    # Judge the problem's public (example) tests too, before its private ones: a choice for
+    # training (the examples are in the prompt); LiveCodeBench's protocol judges them.
     include_public_tests: bool = False
+    # How a response becomes the code judged (reward.extract): this project's rules, or
+    # LiveCodeBench's (eval.protocol=livecodebench), or none (the response is the code).
+    extraction: Extraction = Extraction.codefu
     no_code_score: float = -1.0
     compile_error_score: float = -0.5
     timeout_score: float = 0.0  # any test over the time limit
@@ -153,6 +169,7 @@ class RewardConfig:
 
     def __post_init__(self) -> None:
         self.mode = RewardMode(self.mode)
+        self.extraction = Extraction(self.extraction)
         if self.power_exponent <= 0:
             raise ValueError(f"reward.power_exponent must be > 0, got {self.power_exponent}")
         if self.time_limit_scale <= 0:

@@ -23,6 +23,12 @@ Rules, in order (``languages``: what the run accepts, in order; the first is its
 The languages and what names and recognises them are the judge's registry
 (``codefu_sandbox.languages``). For a run in the default language alone (C++) rules 1-4 are
 the C++ rules as they always were.
+
+``livecodebench_code`` is LiveCodeBench's rule instead (its ``extract_code`` for its chat
+and reasoning model styles): the lines strictly between the last two lines that hold three
+backticks anywhere, whatever their tag and wherever they are (reasoning included); the
+empty string when fewer than two lines hold them. ``answer_for`` applies the rule a run
+chooses (``reward.extraction``).
 """
 
 from __future__ import annotations
@@ -32,13 +38,16 @@ import re
 from dataclasses import dataclass
 
 from codefu_sandbox.languages import DEFAULT_LANGUAGE, for_fence_tag, get
+from codefu_trainer.reward.config import Extraction
 
 __all__ = [
     "Answer",
     "FencedBlock",
+    "answer_for",
     "extract_answer",
     "extract_code",
     "fenced_blocks",
+    "livecodebench_code",
     "tag_language",
 ]
 
@@ -188,3 +197,33 @@ def extract_code(text: str | None) -> str | None:
     rules 1-4 of a run in that language alone)."""
     found = extract_answer(text, (DEFAULT_LANGUAGE,))
     return found.code if found is not None and found.language == DEFAULT_LANGUAGE else None
+
+
+LIVECODEBENCH_FENCE = "```"
+
+
+def livecodebench_code(text: str) -> str:
+    """LiveCodeBench's extraction: the lines between the last two lines holding a fence
+    (three backticks anywhere in the line), joined by newlines; "" with fewer than two."""
+    lines = text.split("\n")
+    fences = [i for i, line in enumerate(lines) if LIVECODEBENCH_FENCE in line]
+    if len(fences) < 2:
+        return ""
+    return "\n".join(lines[fences[-2] + 1 : fences[-1]])
+
+
+def answer_for(
+    text: str | None, languages: tuple[str, ...], extraction: Extraction
+) -> Answer | None:
+    """The code a response answers with under `extraction` (``reward.extraction``): this
+    project's rules (`extract_answer`), or LiveCodeBench's (`livecodebench_code`) or the
+    response as it is (``none``), both then in the run's first language. ``None`` when
+    there is no code (an empty or blank one)."""
+    if extraction is Extraction.codefu:
+        return extract_answer(text, languages)
+    if not languages:
+        raise ValueError("languages is empty: name the languages the run accepts (e.g. python)")
+    code = text or ""
+    if extraction is Extraction.livecodebench:
+        code = livecodebench_code(code)
+    return Answer(code, languages[0]) if code.strip() else None

@@ -29,7 +29,7 @@ from codefu_sandbox.languages import DEFAULT_LANGUAGE
 from codefu_sandbox.rules import JudgingRules
 from codefu_sandbox.rules import checker_params as rules_checker_params
 from codefu_trainer.reward.config import RewardConfig, RewardMode, reward_config_from
-from codefu_trainer.reward.extract import extract_answer
+from codefu_trainer.reward.extract import answer_for
 from codefu_trainer.reward.judge_pool import RayJudgePool
 from codefu_trainer.reward.local_pool import LocalJudgePool
 from codefu_trainer.reward.rules import JUDGE_ERROR, RewardResult, score_report
@@ -77,8 +77,8 @@ def problem_from_ground_truth(ground_truth: Any, config: RewardConfig) -> Proble
         raise ValueError(f"ground truth must be a mapping, got {type(gt).__name__}")
     name = str(gt.get("name") or "?")
     tests = _pairs(gt.get("private_tests"), f"{name}: private_tests")
-    if config.include_public_tests:
-        tests += _pairs(gt.get("public_tests"), f"{name}: public_tests")
+    if config.include_public_tests:  # the examples first, as LiveCodeBench runs them
+        tests = _pairs(gt.get("public_tests"), f"{name}: public_tests") + tests
     seconds = judge_time_seconds(
         gt.get("time_limit"),
         scale=config.time_limit_scale,
@@ -251,7 +251,7 @@ class RewardService:
         sizes: dict[int, int] = {}
         languages = tuple(cfg.languages)
         for i, (text, gt) in enumerate(zip(responses, ground_truths, strict=True)):
-            answer = extract_answer(text, languages)
+            answer = answer_for(text, languages, cfg.extraction)
             if answer is None or answer.language not in languages:
                 result = score_report(
                     None,

@@ -95,8 +95,28 @@ def check_prepared_data(cfg: TrainConfig) -> None:
     present = [p for p in (train, test) if p.is_file()]
     if present:
         check_manifest(out_dir, cfg.data.language)
+        check_chat_prompts(out_dir)
     for path in present:
         check_parquet(path, out_dir)
+
+
+def check_chat_prompts(out_dir: Path) -> None:
+    """The prepared prompts are chat messages (training renders them with the model's chat
+    template), not LiveCodeBench's text prompts, which only an evaluation renders."""
+    from codefu_data.livecodebench_prompts import TEXT_STYLES
+    from codefu_data.prepare import MANIFEST
+
+    try:
+        config = json.loads((out_dir / MANIFEST).read_text()).get("config")
+        style = config["prompt"]["style"]
+    except (OSError, ValueError, AttributeError, KeyError, TypeError):
+        return  # no manifest, or one from before prompt styles: chat messages
+    if style in TEXT_STYLES:
+        raise BadInputError(
+            f"{out_dir}: its prompts are LiveCodeBench's {style} texts, which a chat template "
+            f"cannot render: training takes chat prompts; {_reprepare(out_dir)} "
+            "(data.prompt.style=codefu, or livecodebench)."
+        )
 
 
 def check_raw_source(source: str) -> None:

@@ -5,6 +5,9 @@ def lucky(t):
 
 x, hh, mm = map(int, open(0).read().split())
 t, y = hh * 60 + mm, 0
+if lucky(t):
+    print(0)
+    exit()
 while not lucky(t):
     t = (t - x) % 1440
     y += 1
