@@ -462,7 +462,7 @@ def judge_tests(session: nox.Session) -> None:
     suite_build, suite_tag = images.suite_image_command(
         engine, tag, images.base_tag(), tmp / "judge-suite-layer"
     )
-    session.run(*suite_build, external=True)
+    _build(session, engine, suite_build, suite_tag)
     libs = tmp / "judge-image-testlibs"
     shutil.rmtree(libs, ignore_errors=True)
     # pytest and its plugins for the container's Python, beside the image (not in it).
@@ -789,12 +789,16 @@ def _engine(session: nox.Session, choice: str = "") -> images.Engine:
 
 
 def _build(session: nox.Session, engine: images.Engine, command: list[str], tag: str) -> None:
-    """Run one image build and log how long it took and the image's size."""
+    """Run one image build and log how long it took and the image's size; the image the tag
+    named before is removed when nothing else uses it (rebuilds do not pile up)."""
+    replaced = engine.image_id(tag)
     start = time.monotonic()
     with heartbeat(session, f"building {tag}", every=60):
         session.run(*command, external=True)
     size = engine.size(tag)
     session.log(f"{tag}: built in {time.monotonic() - start:.0f} s, {size / 1e9:.2f} GB.")
+    if replaced and replaced != engine.image_id(tag):
+        subprocess.run(engine.command("rmi", replaced), capture_output=True, check=False)
 
 
 def build_local_images(

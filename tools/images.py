@@ -68,11 +68,16 @@ class Engine:
         limits = self.limits if subcommand in ("build", "run") else ()
         return [self.name, *self.options, subcommand, *limits, *args]
 
-    def has_image(self, tag: str) -> bool:
+    def image_id(self, tag: str) -> str:
+        """The id of the image `tag` names ('' when there is none)."""
         done = subprocess.run(
-            self.command("image", "inspect", tag), capture_output=True, check=False, timeout=120
-        )
-        return done.returncode == 0
+            self.command("image", "inspect", "--format", "{{.Id}}", tag),
+            capture_output=True, text=True, check=False, timeout=120,
+        )  # fmt: skip
+        return done.stdout.strip() if done.returncode == 0 else ""
+
+    def has_image(self, tag: str) -> bool:
+        return bool(self.image_id(tag))
 
     def size(self, tag: str) -> int:
         """The image's size in bytes, as the engine reports it."""
