@@ -937,11 +937,15 @@ def image_smoke(session: nox.Session) -> None:
     tag = build_local_images(session, engine, ["train"])["train"]
     runs = ROOT / "runs"
     runs.mkdir(exist_ok=True)
-    # The image's cache (CODEFU_CACHE_DIR) kept between runs, as a host's is: the smoke's
-    # warm-started model is made once.
+    # The image's cache (CODEFU_CACHE_DIR) kept between runs, as a host's is, and the warm-
+    # started models this machine's rehearsals cached (keyed by their seed, shape, settings and
+    # examples; the image's torch is the CPU lock's, as here): the smoke's is made once.
     cache = images.CACHE / "smoke-cache"
-    cache.mkdir(parents=True, exist_ok=True)
+    rehearsal = images.CACHE.parent / "rehearsal"
+    for folder in (cache, rehearsal):
+        folder.mkdir(parents=True, exist_ok=True)
     mounts = ["-v", f"{runs}:/opt/ml/code/runs", "-v", f"{cache}:/var/cache/codefu"]
+    mounts += ["-v", f"{rehearsal}:/var/cache/codefu/rehearsal"]
     container = ["run", "--rm", "--init", *mounts, tag]
     start = time.monotonic()
     try:
