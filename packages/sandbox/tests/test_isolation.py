@@ -10,8 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from codefu_sandbox import Judge, SandboxError
-from codefu_sandbox import isolation
+from codefu_sandbox import Judge, SandboxError, isolation
 from codefu_sandbox.isolation import Isolation, check_required, has_capability, required_layers
 
 EVERY_LAYER = Isolation(
@@ -48,7 +47,7 @@ def test_each_missing_layer_is_named_with_its_cause_in_one_line(
         assert "ipcns: a private IPC namespace per run needs CAP_SYS_ADMIN" in message
     else:
         assert "cgroup needs root" in message and "ipcns needs root" in message
-    assert "seccomp" not in message.split("layers")[0]
+    assert "seccomp" not in message.split("layers", maxsplit=1)[0]
 
 
 def test_landlock_turned_off_is_named_as_such(monkeypatch: pytest.MonkeyPatch) -> None:
