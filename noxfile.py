@@ -7,6 +7,7 @@ Hydra overrides for `prepare` and `train`, pytest arguments for `tests` and
 
 from __future__ import annotations
 
+import argparse
 import fcntl
 import hashlib
 import os
@@ -27,6 +28,7 @@ import nox
 # folder, wherever nox was started.
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from tools import bundle as offline_bundle
+from tools import images
 
 ROOT = Path(__file__).resolve().parent
 PYTHON = "3.11"
@@ -365,19 +367,27 @@ REAL_DATA_SKIPS = (
 )
 
 
-def run_pytest(session: nox.Session, *args: str, bin_dir: Path | None = None) -> None:
-    """pytest (from `bin_dir`, else the session's virtualenv), treating 'no tests collected'
-    (exit 5) as a failure with a clear message unless tests were selected; says last what
-    skipped for lack of the real data, and how to run it."""
+def run_pytest(
+    session: nox.Session,
+    *args: str,
+    bin_dir: Path | None = None,
+    runner: Sequence[str] = (),
+) -> None:
+    """pytest (from `bin_dir`, else the session's virtualenv; `runner`: a command that starts
+    it, `python -m pytest` in a container), treating 'no tests collected' (exit 5) as a
+    failure with a clear message unless tests were selected; says last what skipped for lack
+    of the real data, and how to run it."""
+    pytest = list(runner) or [str(bin_dir / "pytest") if bin_dir else "pytest"]
     try:
         # A crash (even at interpreter exit, after pytest's own handler is gone) prints
         # every thread's Python stack.
         session.run(
-            str(bin_dir / "pytest") if bin_dir else "pytest",
+            *pytest,
             f"--timeout={SUITE_TIMEOUT}",
             *args,
             *session.posargs,
             env={"PYTHONFAULTHANDLER": "1"},
+            external=bool(runner),
         )
     except nox.command.CommandFailed as exc:
         if exc.return_code != 5:
@@ -400,7 +410,8 @@ def tests(session: nox.Session, package: str) -> None:
     if package == "repo":
         repo = (*group("test"), "nox>=2025.2.9", "pyyaml>=6", "uv>=0.5")
         bin_dir = use_env(session, "tests-package-repo", repo, compile_bytecode=False)
-        run_pytest(session, "tests", *PARALLEL_ARGS, bin_dir=bin_dir)
+        # tests/images: the judge image's, run by judge-tests.
+        run_pytest(session, "tests", "--ignore=tests/images", *PARALLEL_ARGS, bin_dir=bin_dir)
         return
     if package in ("trainer", "data"):
         bin_dir = use_env(session, "training")
@@ -416,11 +427,64 @@ def tests(session: nox.Session, package: str) -> None:
     run_pytest(session, f"packages/{package}/tests", *ignore, *parallel, bin_dir=bin_dir)
 
 
+# Where `nox -s judge-tests` runs the judge's suite: `host` (default), or `image`: inside a
+# container of the judge image built on the local base (.ci/run sets it where it can install
+# podman), followed by the image's own tests (tests/images), which read the image's tag from
+# JUDGE_IMAGE_ENV and skip, saying why, without it.
+JUDGE_TESTS_ENV = "CODEFU_JUDGE_TESTS"
+JUDGE_IMAGE_ENV = "CODEFU_JUDGE_IMAGE"
+
+
 @nox.session(name="judge-tests", python=PYTHON)
 def judge_tests(session: nox.Session) -> None:
-    """The judge's security and accuracy suite: real attacks against the real sandbox."""
-    install(session, *group("test"), *editables(sandbox="test"), compile_bytecode=False)
-    run_pytest(session, "packages/sandbox/tests/judge", *PARALLEL_ARGS)
+    """The judge's security and accuracy suite: real attacks against the real sandbox, on this
+    host. With CODEFU_JUDGE_TESTS=image (CI, where it can install podman; docs/images.md):
+    inside a container of the judge image instead, then the image's own tests (tests/images:
+    its least privileges, its refusals, a judge worker in a container joining a Ray head
+    here)."""
+    place = os.environ.get(JUDGE_TESTS_ENV, "host")
+    if place not in ("host", "image"):
+        session.error(f"{JUDGE_TESTS_ENV}={place}: give host (the default) or image.")
+    suite = ("packages/sandbox/tests/judge", "tests/images")
+    if place == "host":
+        install(session, *group("test"), *editables(sandbox="test"), compile_bytecode=False)
+        run_pytest(session, *suite, *PARALLEL_ARGS)
+        return
+    # pip for the image's wheel folder; the reward side for tests/images' Ray head and driver.
+    requirements = (*group("test"), *editables(sandbox="test", trainer=""), "pip>=24")
+    install(session, *requirements, compile_bytecode=False)
+    engine = _engine(session)
+    unavailable = images.judge_cgroup_unavailable()
+    if unavailable:
+        session.error(f"{JUDGE_TESTS_ENV}=image: {unavailable}; run without it (on this host).")
+    tag = build_local_images(session, engine, ["judge"])["judge"]
+    tmp = Path(session.create_tmp())
+    suite_build, suite_tag = images.suite_image_command(
+        engine, tag, images.base_tag(), tmp / "judge-suite-layer"
+    )
+    _build(session, engine, suite_build, suite_tag)
+    libs = tmp / "judge-image-testlibs"
+    shutil.rmtree(libs, ignore_errors=True)
+    # pytest and its plugins for the container's Python, beside the image (not in it).
+    session.run(uv_binary(), "pip", "install", "--quiet", "--target", str(libs),
+                "--python-version", PYTHON, "--python-platform", LOCK_PLATFORM,
+                "-c", str(LOCKS / "cpu.txt"), *group("test"), external=True)  # fmt: skip
+    mounts = ["-v", f"{ROOT}:/src:ro", "-v", f"{libs}:/testlibs:ro", "-w", "/src"]
+    mounts += ["-e", "PYTHONPATH=/testlibs", "-e", "PYTHONFAULTHANDLER=1"]
+    data = os.environ.get(REAL_DATA_ENV)
+    if data:
+        mounts += ["-v", f"{data}:{data}:ro", "-e", f"{REAL_DATA_ENV}={data}"]
+    with images.judge_cgroup() as cgroup:
+        # The least privileges every layer needs, and the engine's own seccomp filter off:
+        # the sandbox's filter alone must stop every attack, as on a host (tests/images
+        # judges under the engine's default filter).
+        privileges = [*images.judge_container_args(cgroup), "--security-opt", "seccomp=unconfined"]
+        runner = engine.command(
+            "run", "--rm", *privileges, *mounts, suite_tag, "python", "-m", "pytest"
+        )
+        run_pytest(session, "-p", "no:cacheprovider", suite[0], *PARALLEL_ARGS, runner=runner)
+    session.env[JUDGE_IMAGE_ENV] = tag
+    run_pytest(session, suite[1], *PARALLEL_ARGS)
 
 
 @nox.session(python=PYTHON)
@@ -516,7 +580,7 @@ def train(session: nox.Session) -> None:
 
 @nox.session(python=False)
 def smoke(session: nox.Session) -> None:
-    """`codefu-train --smoke`: 3 GRPO steps of veRL's trainer on this machine's GPU (its CPU
+    """`codefu-train --smoke`: 2 GRPO steps of veRL's trainer on this machine's GPU (its CPU
     without one), checkpoint, torn-step resume, export, and the per-phase memory table
     (docs/smoke.md). Arguments are Hydra overrides: `nox -s smoke -- cluster=local`."""
     bin_dir = use_env(session, "training")
@@ -663,13 +727,9 @@ def build(session: nox.Session) -> None:
     session.log(f"Built and install-checked: {', '.join(sorted(p.name for p in wheels.values()))}")
 
 
-@nox.session(python=PYTHON)
-def bundle(session: nox.Session) -> None:
-    """Wheels for installing without network: `nox -s bundle -- --out DIR [--profile
-    cuda|cpu|smoke] [--python 3.12] [--platform manylinux_2_28_x86_64] [--exclude
-    torch,transformers] [--exclude-from FREEZE] [--wheels DIR] [--dry-run]`; `--profile smoke`
-    writes one tar.xz for `codefu-train --smoke` (docs/bundle.md; `-- --help`)."""
-    repo = offline_bundle.Repository(
+def bundle_repository() -> offline_bundle.Repository:
+    """What a bundle takes from this repository (the `bundle` session, the images' wheels)."""
+    return offline_bundle.Repository(
         packages=PACKAGES,
         profiles=PROFILES,
         python=PYTHON,
@@ -678,21 +738,18 @@ def bundle(session: nox.Session) -> None:
         version=package_version,
         find_links=find_links_args,
     )
+
+
+@nox.session(python=PYTHON)
+def bundle(session: nox.Session) -> None:
+    """Wheels for installing without network: `nox -s bundle -- --out DIR [--profile
+    cuda|cpu|judge|smoke] [--image-tools] [--python 3.12] [--platform manylinux_2_28_x86_64]
+    [--exclude torch,transformers] [--exclude-from FREEZE] [--wheels DIR] [--dry-run]`;
+    `--profile smoke` writes one tar.xz for `codefu-train --smoke` (docs/bundle.md; `-- --help`)."""
+    repo = bundle_repository()
     args = offline_bundle.parse_request(session, repo)
     install(session, "pip>=24", compile_bytecode=False)
     offline_bundle.make(session, args, repo)
-
-
-IMAGES = {"train": "docker/train.Dockerfile", "judge": "docker/judge.Dockerfile"}
-# SageMaker runs x86-64 images: an image built on an ARM host must be cross-built.
-IMAGE_PLATFORM = "linux/amd64"
-
-
-def _docker_engine_running() -> bool:
-    if shutil.which("docker") is None:
-        return False
-    probe = subprocess.run(["docker", "info"], capture_output=True, check=False, timeout=60)
-    return probe.returncode == 0
 
 
 def _aws(session: nox.Session, *args: str) -> subprocess.CompletedProcess[str]:
@@ -722,25 +779,92 @@ def _ensure_ecr_repository(session: nox.Session, region: str, name: str) -> None
     session.log(f"ECR repository {name} created in {region}.")
 
 
+def _engine(session: nox.Session, choice: str = "") -> images.Engine:
+    """The container engine (`images.find_engine`), or the session ends saying what to install."""
+    engine = images.find_engine(choice)
+    if engine is None:
+        session.error(images.no_engine(choice))
+    session.log(f"Container engine: {' '.join(engine.command('build', '...'))}")
+    return engine
+
+
+def _build(session: nox.Session, engine: images.Engine, command: list[str], tag: str) -> None:
+    """Run one image build and log how long it took and the image's size; the image the tag
+    named before is removed when nothing else uses it (rebuilds do not pile up)."""
+    replaced = engine.image_id(tag)
+    start = time.monotonic()
+    with heartbeat(session, f"building {tag}", every=60):
+        session.run(*command, external=True)
+    size = engine.size(tag)
+    session.log(f"{tag}: built in {time.monotonic() - start:.0f} s, {size / 1e9:.2f} GB.")
+    if replaced and replaced != engine.image_id(tag):
+        subprocess.run(engine.command("rmi", replaced), capture_output=True, check=False)
+
+
+def build_local_images(
+    session: nox.Session, engine: images.Engine, names: Sequence[str]
+) -> dict[str, str]:
+    """Build `names` on the local base with wheels from offline bundles (`images`): name ->
+    tag. The session's environment must hold pip (the bundles' downloads)."""
+    base = images.make_base(session, engine)
+    repo = bundle_repository()
+    version = package_version("trainer")
+    tags = {}
+    for name in names:
+        wheels = images.wheel_folder(session, repo, images.BUNDLE_PROFILE[name])
+        tag = images.local_tag(name, version)
+        _build(
+            session, engine, images.build_command(engine, name, tag, base=base, wheels=wheels), tag
+        )
+        tags[name] = tag
+    return tags
+
+
+def _image_options(session: nox.Session) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="nox -s image --", description=image.__doc__)
+    parser.add_argument("action", nargs="?", choices=["push"], help="push to ECR after building")
+    parser.add_argument("--dry-run", action="store_true", help="print the commands only")
+    parser.add_argument(
+        "--local-base",
+        action="store_true",
+        help="build on a Debian base made here (debootstrap, root), installing from offline "
+        "bundles: the judge image and the training image's CPU part",
+    )
+    parser.add_argument("--only", choices=list(images.IMAGES), help="build this image only")
+    parser.add_argument(
+        "--engine", choices=["docker", "podman"], help="default: Docker if its engine runs, "
+        "else podman",
+    )  # fmt: skip
+    options = parser.parse_args(session.posargs)
+    if options.local_base and options.action == "push":
+        session.error(
+            "--local-base builds the judge image and the training image's CPU part for checks "
+            "on this machine; push images built on their own bases (without --local-base)."
+        )
+    return options
+
+
 @nox.session(python=False)
 def image(session: nox.Session) -> None:
-    """Build the Docker images for linux/amd64, tagged with the package version.
+    """Build the images for linux/amd64, tagged with the package version, with Docker where
+    its engine runs, else podman (with the flags this host needs; docs/images.md).
 
-    `-- push` first makes sure the ECR repositories exist (AWS_ACCOUNT_ID or the caller's
-    account, AWS_REGION), then builds, logs in to ECR and pushes; `-- --dry-run` only
+    `-- --local-base`: where no base image can be pulled, on a Debian base made here
+    (debootstrap, as root) with every Python package from offline bundles (no package index
+    in the build): the judge image, and the training image's CPU part
+    (`codefu-train:<version>-cpu`: no CUDA base, EFA or flash-attn). `-- --only judge|train`:
+    one image. `-- push` first makes sure the ECR repositories exist (AWS_ACCOUNT_ID or the
+    caller's account, AWS_REGION), then builds, logs in to ECR and pushes; `-- --dry-run` only
     prints the commands.
     """
-    args = set(session.posargs)
-    unknown = args - {"push", "--dry-run"}
-    if unknown:
-        session.error(f"Unknown arguments {sorted(unknown)}; use: push, --dry-run.")
-    dry_run = "--dry-run" in args
-    push = "push" in args
+    options = _image_options(session)
+    names = [options.only] if options.only else list(images.IMAGES)
+    push = options.action == "push"
     version = package_version("trainer")
     region = os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION") or "us-east-1"
     account = os.environ.get("AWS_ACCOUNT_ID", "")
     if push and not account:
-        if dry_run:
+        if options.dry_run:
             account = "<AWS_ACCOUNT_ID>"
         else:
             caller = _aws(
@@ -753,42 +877,79 @@ def image(session: nox.Session) -> None:
                 )
             account = caller.stdout.strip()
     registry = f"{account}.dkr.ecr.{region}.amazonaws.com" if push else ""
-    tags = {name: f"{registry + '/' if registry else ''}codefu-{name}:{version}" for name in IMAGES}
-    builds = [
-        ["docker", "build", "--platform", IMAGE_PLATFORM, "-f", IMAGES[name], "-t", tag, "."]
-        for name, tag in tags.items()
-    ]
-    login = (
-        f"aws ecr get-login-password --region {region} | "
-        f"docker login --username AWS --password-stdin {registry}"
-    )
-    if dry_run:
+    tags = {name: f"{registry + '/' if registry else ''}codefu-{name}:{version}" for name in names}
+    if options.dry_run:
+        # Nothing runs: a named engine is taken as it is; else the one a build would use.
+        if options.engine == "docker":
+            engine = images.Engine("docker")
+        else:
+            engine = images.find_engine(options.engine or "") or images.Engine("docker")
         if push:
-            for name in IMAGES:
+            for name in names:
                 print(
                     f"aws ecr describe-repositories --region {region} --repository-names "
                     f"codefu-{name} || aws ecr create-repository --region {region} "
                     f"--repository-name codefu-{name}"
                 )
-        for command in builds:
+        for name, tag in tags.items():
+            if options.local_base:
+                profile = images.BUNDLE_PROFILE[name]
+                command = images.build_command(
+                    engine, name, images.local_tag(name, version), base=images.base_tag(),
+                    wheels=images.wheel_folder_path(bundle_repository(), profile),
+                )  # fmt: skip
+            else:
+                command = images.build_command(engine, name, tag)
             print(" ".join(command))
         if push:
-            print(login)
+            print(f"aws ecr get-login-password --region {region} | {engine.name} login "
+                  f"--username AWS --password-stdin {registry}")  # fmt: skip
             for tag in tags.values():
-                print(f"docker push {tag}")
+                print(f"{engine.name} push {tag}")
         return
     if push:
-        for name in IMAGES:
+        for name in names:
             _ensure_ecr_repository(session, region, f"codefu-{name}")
-    if not _docker_engine_running():
-        session.error(
-            "No Docker engine is running here (`docker info` failed), so images cannot be built. "
-            "Run this session on a machine with Docker, or `nox -s image -- --dry-run` "
-            "to see the commands"
-        )
-    for command in builds:
-        session.run(*command, external=True)
+    engine = _engine(session, options.engine or "")
+    if options.local_base:
+        use_env(session, "image", ("pip>=24",), compile_bytecode=False)  # the bundles' pip
+        build_local_images(session, engine, names)
+        return
+    for name, tag in tags.items():
+        _build(session, engine, images.build_command(engine, name, tag), tag)
     if push:
+        login = (
+            f"aws ecr get-login-password --region {region} | "
+            f"{' '.join(engine.command('login'))} --username AWS --password-stdin {registry}"
+        )
         session.run("bash", "-c", login, external=True)
         for tag in tags.values():
-            session.run("docker", "push", tag, external=True)
+            session.run(*engine.command("push", tag), external=True)
+
+
+@nox.session(name="image-smoke", python=False)
+def image_smoke(session: nox.Session) -> None:
+    """The training image's CPU part built on the local base (`nox -s image -- --local-base
+    --only train`), then `codefu-train --smoke` inside a container of it, on the CPU, its run
+    directory under runs/ here; exits with the smoke's code. Arguments are Hydra overrides."""
+    engine = _engine(session)
+    use_env(session, "image", ("pip>=24",), compile_bytecode=False)  # the bundles' pip
+    tag = build_local_images(session, engine, ["train"])["train"]
+    runs = ROOT / "runs"
+    runs.mkdir(exist_ok=True)
+    # The image's cache (CODEFU_CACHE_DIR) kept between runs, as a host's is, and the warm-
+    # started models this machine's rehearsals cached (keyed by their seed, shape, settings and
+    # examples; the image's torch is the CPU lock's, as here): the smoke's is made once.
+    cache = images.CACHE / "smoke-cache"
+    rehearsal = images.CACHE.parent / "rehearsal"
+    for folder in (cache, rehearsal):
+        folder.mkdir(parents=True, exist_ok=True)
+    mounts = ["-v", f"{runs}:/opt/ml/code/runs", "-v", f"{cache}:/var/cache/codefu"]
+    mounts += ["-v", f"{rehearsal}:/var/cache/codefu/rehearsal"]
+    container = ["run", "--rm", "--init", *mounts, tag]
+    start = time.monotonic()
+    try:
+        smoke = ["codefu-train", "--config-dir", "/opt/codefu/conf", "--smoke"]
+        run_cli(session, *engine.command(*container, *smoke, *session.posargs))
+    finally:
+        session.log(f"The smoke in {tag} ran {time.monotonic() - start:.0f} s.")

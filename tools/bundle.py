@@ -51,13 +51,18 @@ INSTALLS: dict[str, tuple[str, ...]] = {
     ),
     # Its CPU twin: the same without the GPU-only extras.
     "cpu": ("sandbox", "data", "launcher[submit]", "trainer[train,sagemaker-mlflow]"),
+    # What the judge image installs (docker/judge.Dockerfile): the reward side, no torch.
+    "judge": ("sandbox", "data", "launcher", "trainer"),
     # `codefu-train --smoke` on a GPU host without vLLM (the `hf` rollout): the training
     # stack less what the smoke never imports (UNUSED["smoke"]).
     "smoke": ("sandbox", "data", "launcher", "trainer[train]"),
 }
 # The lock whose versions a profile keeps where they fit the target (the smoke: the versions
 # veRL 0.9.1 is tested with, transformers 5.9.0 among them).
-LOCK_OF = {"cuda": "cuda", "cpu": "cpu", "smoke": "cuda"}
+LOCK_OF = {"cuda": "cuda", "cpu": "cpu", "judge": "cpu", "smoke": "cuda"}
+# What an image build needs beside the installed set (`--image-tools`): the packages' build
+# backend (the Dockerfiles build them from their source) and the training image's installer.
+IMAGE_TOOLS = ("hatchling", "uv")
 # Profiles installed into one folder and packed as one archive rather than left as wheels.
 ARCHIVES = ("smoke",)
 # Distributions the smoke's closure declares but its path never imports, and why: kept out of
@@ -228,9 +233,15 @@ def argument_parser(repo: Repository) -> argparse.ArgumentParser:
         "--profile",
         choices=list(INSTALLS),
         default="cuda",
-        help="cuda: what the training image installs (default); cpu: its CPU twin; smoke: "
-        "what `codefu-train --smoke` imports, installed into one folder and packed as one "
-        "tar.xz archive to unpack beside the target's torch",
+        help="cuda: what the training image installs (default); cpu: its CPU twin; judge: "
+        "what the judge image installs; smoke: what `codefu-train --smoke` imports, installed "
+        "into one folder and packed as one tar.xz archive to unpack beside the target's torch",
+    )
+    parser.add_argument(
+        "--image-tools",
+        action="store_true",
+        help=f"also {' and '.join(IMAGE_TOOLS)}, which building an image from the bundle needs "
+        "(the packages' build backend, the training image's installer): docs/images.md",
     )
     parser.add_argument(
         "--python", default=repo.python, help=f"target CPython X.Y (default {repo.python})"
@@ -284,12 +295,15 @@ def argument_parser(repo: Repository) -> argparse.ArgumentParser:
     return parser
 
 
-def parse_request(session: nox.Session, repo: Repository) -> argparse.Namespace:
-    """The session's arguments, checked: the base environment in `.base`, the command line in
-    `.argv`; a wrong one ends the session saying what to give instead."""
+def parse_request(
+    session: nox.Session, repo: Repository, argv: list[str] | None = None
+) -> argparse.Namespace:
+    """The session's arguments (or `argv`), checked: the base environment in `.base`, the
+    command line in `.argv`; a wrong one ends the session saying what to give instead."""
     parser = argument_parser(repo)
-    args = parser.parse_args(session.posargs)
-    args.argv = list(session.posargs)
+    argv = list(session.posargs) if argv is None else argv
+    args = parser.parse_args(argv)
+    args.argv = argv
     if not re.fullmatch(r"3\.\d+", args.python):
         session.error(f"--python {args.python}: give a CPython version X.Y (e.g. 3.12).")
     if not PLATFORM_TAG.fullmatch(args.platform):
@@ -297,6 +311,8 @@ def parse_request(session: nox.Session, repo: Repository) -> argparse.Namespace:
             f"--platform {args.platform}: give a manylinux tag as pip names it, e.g. "
             "manylinux_2_28_x86_64 (the glibc version of the target's oldest host)."
         )
+    if args.image_tools and args.profile in ARCHIVES:
+        session.error(f"--image-tools is for a wheel folder, not the {args.profile} archive.")
     if args.out is None and not args.dry_run:
         session.error("Give --out DIR (an empty or new folder), or --dry-run.")
     if args.out is not None and args.out.exists() and any(args.out.iterdir()):
@@ -314,9 +330,12 @@ def parse_request(session: nox.Session, repo: Repository) -> argparse.Namespace:
 
 
 def _requests(args: argparse.Namespace, repo: Repository) -> list[str]:
-    """The profile's install as requirement lines: its packages, and the lock profile's own
-    plain requirements (locks/cuda.in: flash-attn's build tools) where the profile is one."""
+    """The profile's install as requirement lines: its packages, the image build tools with
+    --image-tools, and the lock profile's own plain requirements (locks/cuda.in: flash-attn's
+    build tools) where the profile is one."""
     local = [f"./packages/{spec}" for spec in INSTALLS[args.profile]]
+    if args.image_tools:
+        local += IMAGE_TOOLS
     if args.profile not in repo.profiles:
         return local
     plain = [

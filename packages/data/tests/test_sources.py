@@ -575,6 +575,18 @@ def test_the_date_window_selects_problems_and_is_in_the_manifest(
     )
 
 
+def test_a_file_without_a_row_is_one_line_naming_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, refused: Callable[..., None]
+) -> None:
+    """An empty file of a known format prepares nothing: one line, exit 2, no folder."""
+    empty = tmp_path / "src" / "test.jsonl"
+    empty.parent.mkdir()
+    empty.write_text("")
+    monkeypatch.chdir(tmp_path)
+    argv = ["prepare", "--no-progress", "--source", str(empty), "--out", "o"]
+    refused(main, [*argv, "data.format=livecodebench"], "holds no problem", tmp_path)
+
+
 @pytest.mark.parametrize("case", ["corrupt tests", "not base64 nor JSON", "no function name"])
 def test_a_corrupt_row_is_one_line_naming_it(
     case: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, refused: Callable[..., None]

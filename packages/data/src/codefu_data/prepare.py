@@ -177,6 +177,8 @@ def _scan_duplicates(
                 seen[window_reason(date, window) or "selected"] += 1
         bar.update(batch.table.num_rows)
     bar.close()
+    if not any(ordinals.values()):
+        raise DataError(f"{source.description} holds no problem (no row): name one that has some.")
     summary = {
         "from": cfg.date_from,
         "to": cfg.date_to,

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from codefu_sandbox.cgroups import MemoryCgroups, MemoryGroup, cgroup2_memory_roots, cgroup2_mounts
-from codefu_sandbox.isolation import Isolation, SandboxError, probe_isolation
+from codefu_sandbox.isolation import Isolation, SandboxError, check_required, probe_isolation
 from codefu_sandbox.process import (
     RunLimits,
     files_args,
@@ -71,6 +71,7 @@ class Runner:
             # Root without CAP_SYS_ADMIN (a default container): the allowlist still refuses
             # every IPC call, so runs go on in the host's IPC namespace.
             self.isolation = dataclasses.replace(self.isolation, ipcns=False)
+        check_required(self.isolation, want_netns=netns)
         base = (
             uid_base
             if uid_base is not None

@@ -39,8 +39,8 @@ def test_custom_output_is_judged_as_given_with_pass_at_k_and_its_per_problem_sha
     custom.write_text(
         json.dumps(
             [
-                {"question_id": "abc001_a", "code_list": [RIGHT["abc001_a"], WRONG["abc001_a"]]},
                 {"question_id": "3301", "code_list": [RIGHT["3301"], WRONG["3301"]]},
+                {"question_id": "abc001_a", "code_list": [RIGHT["abc001_a"], WRONG["abc001_a"]]},
             ]
         )
     )
@@ -49,13 +49,14 @@ def test_custom_output_is_judged_as_given_with_pass_at_k_and_its_per_problem_sha
     assert "codefu-eval: 2 problems of the data have no generations and are not counted" in out
     (folder,) = (tmp_path / "runs" / "eval" / "grade").iterdir()
     records = [json.loads(line) for line in (folder / "samples.jsonl").read_text().splitlines()]
-    assert [(r["problem"], r["verdict"]) for r in records] == [
+    assert [(r["problem"], r["verdict"]) for r in records] == [  # the data's order
         ("abc001_a", "AC"),
         ("abc001_a", "WA"),
         ("3301", "AC"),
         ("3301", "WA"),
     ]
     summary = json.loads((folder / "summary.json").read_text())
+    assert list(summary["by_tier"]) == ["easy", "hard"]  # the data's order, not the file's
     assert summary["pass@k"] == {"1": 0.5}  # pass@5 and pass@10 need as many samples
     assert summary["by_difficulty"]["easy"]["pass@k"]["1"] == 0.5
     assert summary["by_platform"]["leetcode"]["pass@k"]["1"] == 0.5

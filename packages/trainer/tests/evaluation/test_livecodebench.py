@@ -121,6 +121,7 @@ def test_the_tiny_model_is_evaluated_by_the_protocol_per_difficulty_in_the_windo
             "selects no problem",
         ),
         ("missing.jsonl", [], "missing.jsonl"),
+        ("empty.jsonl", [], "holds no problem"),
     ],
 )
 def test_a_file_the_protocol_cannot_evaluate_is_one_line_and_writes_nothing(
@@ -133,6 +134,7 @@ def test_a_file_the_protocol_cannot_evaluate_is_one_line_and_writes_nothing(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     write(tmp_path / "lcb.jsonl")
+    (tmp_path / "empty.jsonl").write_text("")
     path = source if source == "sample" else str(tmp_path / source)
     code, _, err = _main(
         capsys, *_protocol(tmp_path / "runs", path, f"model.path={tiny_model}", *extra)
@@ -256,5 +258,5 @@ def test_a_release_selects_its_files_and_a_missing_difficulty_is_named(
     (prepared,) = (tmp_path / "eval" / "data").iterdir()
     assert prepared.name.startswith("release_v2_")
 
-    with pytest.raises(BadInputError, match=r"test3\.jsonl is not among data\.source's files"):
+    with pytest.raises(BadInputError, match=r"files lack test3\.jsonl: add them"):
         with_prepared_data(compose_eval(CONF, [*overrides, "eval.release=release_v3"]))

@@ -337,7 +337,7 @@ def test_checkpoint_disk_is_counted_per_node(gpu_sized_data: Path) -> None:
     )
     assert unbounded is not None and not unbounded.ok
     assert unbounded.fix == "trainer.max_actor_ckpt_to_keep=3"
-    # A run of a set length keeps at most its own saves (the GPU smoke: 3 steps, each saved).
+    # A run of a set length keeps at most its own saves (as the GPU smoke: each step saved).
     run.cfg.cluster.sagemaker.volume_size_gb = 500
     short = verl_node(trainer__max_actor_ckpt_to_keep=None, trainer__save_freq=1)
     OmegaConf.update(short, "trainer.total_training_steps", 3)

@@ -152,6 +152,28 @@ def test_server_batches_requests_and_reports_the_policy_log_probs(server) -> Non
         assert torch.allclose(torch.tensor(out.log_probs), want, atol=1e-4)
 
 
+def test_requests_arriving_over_a_while_are_generated_as_one_batch(server, capsys) -> None:  # type: ignore[no-untyped-def]
+    """veRL's agent loop sends a step's requests one Ray call each: they arrive spread out.
+    Each arriving before the batch has been quiet for BATCH_QUIET_S joins it (a 50 ms window
+    once split them into several `generate` calls, each as long as the whole batch's)."""
+    from codefu_trainer.training.verl.cpu.rollout import BATCH_QUIET_S
+
+    params = {"temperature": 1.0, "top_p": 1.0, "top_k": -1}
+
+    async def staggered() -> list:
+        tasks = []
+        for i in range(3):
+            tasks.append(asyncio.create_task(server.generate([5 + i, 6], dict(params), f"s{i}")))
+            await asyncio.sleep(BATCH_QUIET_S / 2)
+        return list(await asyncio.gather(*tasks))
+
+    capsys.readouterr()
+    assert len(asyncio.run(staggered())) == 3
+    lines = [x for x in capsys.readouterr().out.splitlines() if x.startswith("hf rollout:")]
+    assert len(lines) == 1 and lines[0].startswith("hf rollout: 3 requests, "), lines
+    assert " ms a token) on cpu" in lines[0]
+
+
 def test_weight_updates_change_generation_and_tag_the_step(server) -> None:  # type: ignore[no-untyped-def]
     import torch
 
@@ -208,7 +230,7 @@ def test_server_answers_every_request_from_each_event_loop_during_weight_updates
     import gc
     import threading
 
-    from codefu_trainer.training.verl.cpu.rollout import BATCH_WINDOW_S
+    from codefu_trainer.training.verl.cpu.rollout import BATCH_QUIET_S
 
     state = {k: v.detach().clone() for k, v in server.model.state_dict().items()}
     gate = threading.Event()  # holds the weight update (inside its load) until the batch waits
@@ -225,8 +247,8 @@ def test_server_answers_every_request_from_each_event_loop_during_weight_updates
         gate.clear()
         update = asyncio.create_task(server.update_weights(state, global_steps=None))
         answer = asyncio.create_task(server.generate([5, 6, 7], dict(params), "r"))
-        # The batch is taken after BATCH_WINDOW_S, while the update still loads.
-        asyncio.get_running_loop().call_later(10 * BATCH_WINDOW_S, gate.set)
+        # The batch is taken after BATCH_QUIET_S, while the update still loads.
+        asyncio.get_running_loop().call_later(BATCH_QUIET_S + 0.3, gate.set)
         await update
         # A guard against hanging, not a timing check: the answer takes well under a second.
         out = await asyncio.wait_for(answer, timeout=60)

@@ -13,7 +13,9 @@ The generations file is one of:
 Each question must be one of the problems the data files hold (in the window and release,
 when given); a file that is not one of these shapes, a row without a question_id or with an
 answer that is not text, a question given twice (JSON), or one the data lacks ends in one
-line naming the row, and nothing is written. The results go to one folder, written whole:
+line naming the row, and no result is written (the shape is checked first, the questions
+once the data is prepared: that prepared folder stays). The results go to one folder,
+written whole:
 `samples.jsonl` (one line per answer, as an evaluation's), `summary.json` and its table
 (pass@k per difficulty and platform, over the k every problem has samples for, as
 LiveCodeBench computes it), and `lcb_eval_all.json`, LiveCodeBench's per-problem shape
@@ -257,6 +259,8 @@ def grade(
                 f"question {generation.question_id} is not among the problems of "
                 f"data.source={cfg.data.source} (in its release and window, if given)",
             )
+    order = {name: n for n, name in enumerate(problems)}  # the data's: tier by tier
+    generations = sorted(generations, key=lambda g: order[g.question_id])
     unanswered = sorted(set(problems) - {g.question_id for g in generations})
     if unanswered:
         log(

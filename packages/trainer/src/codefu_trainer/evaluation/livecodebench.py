@@ -75,8 +75,8 @@ def release_files(release: str, files: Sequence[Path]) -> list[Path]:
     missing = [name for name in wanted if name not in by_name]
     if missing:
         raise ValueError(
-            f"eval.release={release} is {', '.join(wanted)}, but {', '.join(missing)} "
-            "is not among data.source's files: add it (from LiveCodeBench's "
-            "code_generation_lite dataset) or choose another release."
+            f"eval.release={release} reads {', '.join(wanted)}; data.source's files lack "
+            f"{', '.join(missing)}: add them (from LiveCodeBench's code_generation_lite "
+            "dataset) or choose another release."
         )
     return [by_name[name] for name in wanted]

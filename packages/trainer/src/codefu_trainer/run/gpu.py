@@ -44,12 +44,20 @@ NO_GPU_MESSAGE = (
 
 
 def local_gpu_memory() -> tuple[str, float] | None:
-    """(name, GiB) of this machine's first visible GPU from nvidia-smi, or None."""
-    listed = nvidia_smi("--query-gpu=name,memory.total", "--format=csv,noheader,nounits") or ""
+    """(name, GiB) of this machine's first visible GPU from nvidia-smi, or None: its total
+    less the driver's reserve (`memory.reserved`, where the driver reports it), which is what
+    processes may allocate and what torch reports as the GPU's memory."""
+    fields = "--format=csv,noheader,nounits"
+    numbers = 2
+    listed = nvidia_smi("--query-gpu=name,memory.total,memory.reserved", fields)
+    if listed is None:  # a driver without memory.reserved
+        numbers = 1
+        listed = nvidia_smi("--query-gpu=name,memory.total", fields) or ""
     for line in listed.splitlines():
-        name, _, mib = line.rpartition(",")
+        name, *mib = line.rsplit(",", numbers)
         try:
-            return name.strip(), float(mib) / 1024
-        except ValueError:
+            total = float(mib[0]) - (float(mib[1]) if numbers == 2 else 0.0)
+        except (ValueError, IndexError):
             continue
+        return name.strip(), total / 1024
     return None

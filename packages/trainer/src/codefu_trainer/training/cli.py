@@ -86,9 +86,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--smoke",
         action="store_true",
-        help="3 GRPO steps of veRL's trainer on this machine's GPU (its CPU without one): "
+        help="2 GRPO steps of veRL's trainer on this machine's GPU (its CPU without one): "
         "checkpoint, torn-step resume, export, and each phase's memory and time next to the "
-        "memory plan (docs/smoke.md); exit 0 only when every stage passed",
+        "memory plan (docs/smoke.md); exit 0 only when every stage passed; with --check: "
+        "compose and check both stages, start nothing",
     )
     parser.add_argument(
         "--verbose",
@@ -108,6 +109,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             from codefu_trainer.training.smoke import run as smoke
 
             require(smoke.NEEDS, "smoke")
+            if args.check:
+                return smoke.check(conf_dir, args.overrides)
             return smoke.main(conf_dir, args.overrides)
         ours, _ = split_overrides(args.overrides)
         cfg = train_config(conf_dir, ours)

@@ -2,11 +2,15 @@
 
 `probe_from_env()` (called by training/verl/trainer.py's trainer subclass) returns a
 `PhaseProbe` when the smoke set PHASE_LOG_ENV in the run's Ray environment, else None. The
-probe samples the memory of the GPU the smoke trains on (NVML, else nvidia-smi), or on a CPU
-the proportional set size of every process under ROOT_PID_ENV (the smoke's own process),
-while a phase runs and at its ends, and appends one JSON line per phase and step to the log.
+probe samples the memory of the GPU the smoke trains on (`gpu_memory_sampler`: NVML's v2
+`used`, which leaves out the driver's reserve, else v1's, else nvidia-smi's; less what was in
+use on that GPU before the smoke started, GPU_BASELINE_ENV), or on a CPU the proportional set
+size of every process under ROOT_PID_ENV (the smoke's own process), while a phase runs and at
+its ends, and appends one JSON line per phase and step to the log (with the wall-clock time
+the phase began, from which the smoke reads each stage's start-up).
 
-Imports neither torch nor veRL.
+Standard library only (tools/smoke_host.py, run by a bare host's Python, reads processes with
+`process_tree` and `pss_bytes`).
 """
 
 from __future__ import annotations
@@ -24,16 +28,22 @@ from typing import Any
 PHASE_LOG_ENV = "CODEFU_PHASE_LOG"
 ROOT_PID_ENV = "CODEFU_SMOKE_ROOT_PID"  # CPU: the process tree whose memory is measured
 GPU_INDEX_ENV = "CODEFU_SMOKE_GPU"  # GPU: the NVML index of the GPU the smoke trains on
+# GPU: bytes the measure read on that GPU before the smoke started anything (subtracted).
+GPU_BASELINE_ENV = "CODEFU_SMOKE_GPU_BASELINE"
 # Sampling periods of the memory probes (seconds).
 GPU_PERIOD = 0.02
 SMI_PERIOD = 0.2
-CPU_PERIOD = 0.25
+# On a CPU one sample reads the PSS of every process of the run (about 95 ms of CPU for the
+# smoke's 20 processes, measured here): every 0.25 s it took a third of a core from the run
+# it measures, on a machine of 2 cores. Host memory changes slowly; its peak is not compared.
+CPU_PERIOD = 2.0
 TREE_PERIOD = 2.0  # the CPU probe lists the process tree again after this long
 
 
-def nvml_sampler(index: int) -> Callable[[], int] | None:
-    """Bytes in use on GPU `index` (NVML: every process's allocations and CUDA contexts), or
-    None where NVML is not available."""
+def nvml_sampler(index: int) -> tuple[Callable[[], int], str] | None:
+    """Bytes in use on GPU `index` by every process (allocations and CUDA contexts) and what
+    that is: NVML's v2 `used`, which leaves out the driver's reserve, where the driver and the
+    binding have it, else v1's `used`, which counts the reserve; None without NVML."""
     try:
         import pynvml  # type: ignore[import-not-found, import-untyped, unused-ignore]
 
@@ -41,7 +51,17 @@ def nvml_sampler(index: int) -> Callable[[], int] | None:
         handle = pynvml.nvmlDeviceGetHandleByIndex(index)
     except Exception:  # no NVML binding or driver here: nvidia-smi, else the CPU measure
         return None
-    return lambda: int(pynvml.nvmlDeviceGetMemoryInfo(handle).used)
+    v2 = getattr(pynvml, "nvmlMemory_v2", None)
+    if v2 is not None:
+        try:
+            pynvml.nvmlDeviceGetMemoryInfo(handle, version=v2)
+            return (
+                lambda: int(pynvml.nvmlDeviceGetMemoryInfo(handle, version=v2).used),
+                "NVML v2 used",
+            )
+        except Exception:  # a driver without the v2 call
+            pass
+    return lambda: int(pynvml.nvmlDeviceGetMemoryInfo(handle).used), "NVML v1 used"
 
 
 def smi_sampler(index: int) -> Callable[[], int] | None:
@@ -58,6 +78,48 @@ def smi_sampler(index: int) -> Callable[[], int] | None:
     return sample if nvidia_smi(*query) is not None else None
 
 
+def gpu_memory_sampler(index: int) -> tuple[Callable[[], int], str, float] | None:
+    """(sample, what it reads, its period in s) for GPU `index`: NVML (`nvml_sampler`), else
+    nvidia-smi; None where neither is there."""
+    nvml = nvml_sampler(index)
+    if nvml is not None:
+        return nvml[0], nvml[1], GPU_PERIOD
+    smi = smi_sampler(index)
+    if smi is not None:
+        return smi, "nvidia-smi used", SMI_PERIOD
+    return None
+
+
+def process_tree(root: int) -> list[int]:
+    """`root` and every process under it, from /proc."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        with contextlib.suppress(OSError, ValueError, IndexError):
+            stat = (entry / "stat").read_text()
+            ppid = int(stat[stat.rindex(")") + 2 :].split()[1])
+            children.setdefault(ppid, []).append(int(entry.name))
+    found, todo = [], [root]
+    while todo:
+        pid = todo.pop()
+        found.append(pid)
+        todo += children.get(pid, [])
+    return found
+
+
+def pss_bytes(pid: int) -> int | None:
+    """A process's proportional set size (shared pages counted once in all), from /proc; None
+    when it is gone or unreadable."""
+    try:
+        for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
+            if line.startswith("Pss:"):
+                return int(line.split()[1]) * 1024
+    except (OSError, ValueError):
+        return None
+    return None
+
+
 def tree_pss_sampler(root: int) -> Callable[[], int]:
     """Bytes of the process tree under `root` (its proportional set size: shared pages
     counted once in all), read from /proc."""
@@ -65,34 +127,11 @@ def tree_pss_sampler(root: int) -> Callable[[], int]:
     tree: list[int] = []
     listed = [0.0]  # when the tree was last listed
 
-    def descendants() -> list[int]:
-        children: dict[int, list[int]] = {}
-        for entry in Path("/proc").iterdir():
-            if not entry.name.isdigit():
-                continue
-            with contextlib.suppress(OSError, ValueError, IndexError):
-                stat = (entry / "stat").read_text()
-                ppid = int(stat[stat.rindex(")") + 2 :].split()[1])
-                children.setdefault(ppid, []).append(int(entry.name))
-        found, todo = [], [root]
-        while todo:
-            pid = todo.pop()
-            found.append(pid)
-            todo += children.get(pid, [])
-        return found
-
     def sample() -> int:
         if time.monotonic() - listed[0] > TREE_PERIOD:  # processes come and go seldom
-            tree[:] = descendants()
+            tree[:] = process_tree(root)
             listed[0] = time.monotonic()
-        total = 0
-        for pid in tree:
-            with contextlib.suppress(OSError, ValueError):
-                for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
-                    if line.startswith("Pss:"):
-                        total += int(line.split()[1]) * 1024
-                        break
-        return total
+        return sum(pss_bytes(pid) or 0 for pid in tree)
 
     return sample
 
@@ -100,6 +139,7 @@ def tree_pss_sampler(root: int) -> Callable[[], int]:
 @dataclass
 class _Open:
     start: float
+    began: float  # wall-clock (time.time()): when the phase began
     peak: int
 
 
@@ -130,7 +170,7 @@ class PhaseProbe:
     def begin(self, name: str) -> None:
         value = self.sample()
         with self._lock:
-            self._open[name] = _Open(time.monotonic(), value)
+            self._open[name] = _Open(time.monotonic(), time.time(), value)
 
     def end(self, name: str) -> None:
         value = self.sample()
@@ -140,6 +180,7 @@ class PhaseProbe:
                 self._done.append(
                     {
                         "phase": name,
+                        "began": phase.began,
                         "seconds": time.monotonic() - phase.start,
                         "peak_bytes": max(phase.peak, value),
                     }
@@ -171,21 +212,23 @@ class PhaseProbe:
 
 
 def probe_from_env() -> PhaseProbe | None:
-    """The probe the smoke asked for (PHASE_LOG_ENV), measuring the GPU (NVML, else
-    nvidia-smi) where the smoke trains on one, else the process tree under ROOT_PID_ENV; None
-    when not asked."""
+    """The probe the smoke asked for (PHASE_LOG_ENV), measuring the GPU it trains on
+    (`gpu_memory_sampler`, less GPU_BASELINE_ENV) where it trains on one, else the process tree
+    under ROOT_PID_ENV; None when not asked."""
     log = os.environ.get(PHASE_LOG_ENV)
     if not log:
         return None
     gpu = os.environ.get(GPU_INDEX_ENV)
     if gpu:
-        sample = nvml_sampler(int(gpu))
-        if sample is not None:
-            return PhaseProbe(Path(log), sample, f"GPU {gpu} memory used (NVML)", GPU_PERIOD)
-        sample = smi_sampler(int(gpu))
-        if sample is not None:
-            measure = f"GPU {gpu} memory used (nvidia-smi)"
-            return PhaseProbe(Path(log), sample, measure, SMI_PERIOD)
+        found = gpu_memory_sampler(int(gpu))
+        if found is not None:
+            read, what, period = found
+            baseline = int(os.environ.get(GPU_BASELINE_ENV) or 0)
+            measure = (
+                f"GPU {gpu} memory used ({what}) less the {baseline / 2**30:.2f} GiB in use "
+                "before the smoke"
+            )
+            return PhaseProbe(Path(log), lambda: max(0, read() - baseline), measure, period)
     root = int(os.environ.get(ROOT_PID_ENV) or os.getpid())
     measure = "PSS of the run's processes (CPU)"
     return PhaseProbe(Path(log), tree_pss_sampler(root), measure, CPU_PERIOD)

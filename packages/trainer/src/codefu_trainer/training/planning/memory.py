@@ -8,13 +8,23 @@ Arithmetic from shapes (bytes), in the order veRL 0.9.1's colocated FSDP workers
 - actor update: FSDP's sharded fp32 params, grads and Adam states; the gathered bf16 units;
   activations with gradient checkpointing; the log-prob/entropy path.
 
+Adam's states exist from the optimizer's first step on (torch allocates them in the first
+`step()`, at the end of step 1's update): every phase counts them, except the log-prob and
+rollout phases of a run's first step (`PlanInputs.optimizer_stepped=False`).
+
+Every phase also counts the memory no allocator holds (its parts named `OUTSIDE`...): each
+process's CUDA context and library workspaces (the FSDP worker and the rollout's server,
+`PROCESSES_PER_GPU`), and NCCL's buffers where more than one GPU trains.
+The driver's reserve is not in the plan: `PlanInputs.gpu_memory_gib` is what processes may
+allocate (torch's total, nvidia-smi's total less its reserve), and the smoke measures NVML's
+v2 `used`, which leaves the reserve out.
+
 The activation and log-prob terms count tensors of the shapes the code keeps and were checked
 against one-GPU measurements of the 7B shape (docs/measurements/actor_memory_h200.json,
 `benchmarks/gpu_actor_memory.py`): every measured case is within 10%; the no-grad pass also
 against what it allocates on the CPU (tests/training/test_memory_plan.py). What the plan cannot
-see (allocator fragmentation, NCCL buffers, the CUDA context, vLLM's CUDA graphs and what a
-sleeping vLLM keeps) is the margin: a phase fits when it stays under
-(1 - MARGIN) x the GPU's memory.
+see (allocator fragmentation, vLLM's CUDA graphs and what a sleeping vLLM keeps) is the margin:
+a phase fits when it stays under (1 - MARGIN) x the GPU's memory.
 """
 
 from __future__ import annotations
@@ -66,6 +76,26 @@ FORWARD_ATTENTION_HIDDEN_TENSORS = 7
 # vLLM: activation profile of a max_num_batched_tokens forward, per token (intermediate-size
 # MLP tensors per tensor-parallel rank), and fp32 logits of one token per running sequence.
 VLLM_INTERMEDIATE_TENSORS = 3
+# Processes holding a CUDA context on each GPU: veRL's FSDP worker (actor and reference,
+# colocated) and the rollout's (vLLM's engine worker, or the `hf` server). In the rollout phase
+# vLLM's own process is inside its gpu_memory_utilization share (vLLM's profile counts its
+# non-torch memory there), so that phase counts the worker's alone.
+PROCESSES_PER_GPU = 2
+# What one such process holds outside any allocator: its CUDA context, cuBLAS's and the other
+# libraries' workspaces. Derived from the H200 smoke (docs/measurements/gpu_smoke_h200.md), step
+# 1's actor update: NVML's v1 `used` peak 14.07 GiB (gpu_smoke_h200_phases.jsonl), less the
+# driver's reserve v1 counts (0.60 GiB: nvidia-smi's 143,771 MiB total less torch's 139.8 GiB),
+# less the actor process's allocator peak (veRL's perf/max_memory_reserved_gb, 11.27 GiB; veRL
+# divides by 1024**3), over the 2 processes on that GPU (the FSDP worker, the sleeping `hf`
+# server): (14.07 - 0.60 - 11.27) / 2.
+PROCESS_OUTSIDE_ALLOCATOR_GIB = 1.10
+# NCCL's buffers per process where more than one GPU trains (world size > 1): not measured here
+# (the smoke has one GPU). An estimate from NCCL's defaults: 4 MiB (NCCL_BUFFSIZE) per protocol
+# buffer, two ring peers, up to 32 channels, a few protocols.
+NCCL_GIB = 0.5
+# How the parts of a phase that no allocator holds are named (every other part is allocator
+# memory).
+OUTSIDE = "outside allocators: "
 
 
 @dataclass(frozen=True)
@@ -112,6 +142,9 @@ class PlanInputs:
     max_num_batched_tokens: int = 8192
     max_model_len: int | None = None
     max_num_seqs: int = 1024
+    # Adam's states exist (every step after the first); False: the first step's log-prob and
+    # rollout phases, which run before the optimizer's first step allocates them.
+    optimizer_stepped: bool = True
 
     @property
     def world(self) -> int:
@@ -143,6 +176,11 @@ class Phase:
     @property
     def total_gib(self) -> float:
         return sum(self.parts.values())
+
+    @property
+    def allocated_gib(self) -> float:
+        """The parts the processes' allocators hold (the total less the `OUTSIDE` parts)."""
+        return sum(v for k, v in self.parts.items() if not k.startswith(OUTSIDE))
 
     @property
     def fits(self) -> bool:
@@ -273,12 +311,25 @@ def _gathered_units(shape: ModelShape, with_grads: bool) -> float:
 
 
 def _resident(i: PlanInputs, shape: ModelShape) -> dict[str, float]:
-    """The actor's states that stay on the GPU outside its update (fp32 params, Adam)."""
+    """The actor's states that stay on the GPU outside its update (fp32 params, and Adam's
+    once the optimizer has stepped)."""
     parts = {}
     if not i.param_offload:
         parts["actor params (fp32, sharded)"] = gib(_sharded(i, shape, FP32))
-    if not i.optimizer_offload:
+    if not i.optimizer_offload and i.optimizer_stepped:
         parts["actor Adam states (fp32, sharded)"] = gib(_sharded(i, shape, 2 * FP32))
+    return parts
+
+
+def outside_allocators(i: PlanInputs, processes: int) -> dict[str, float]:
+    """GiB no allocator holds on each GPU: `processes` CUDA contexts with their libraries'
+    workspaces, and NCCL's buffers of the FSDP worker when more than one GPU trains."""
+    parts = {
+        f"{OUTSIDE}{processes} CUDA context(s), workspaces": processes
+        * PROCESS_OUTSIDE_ALLOCATOR_GIB
+    }
+    if i.world > 1:
+        parts[f"{OUTSIDE}NCCL buffers"] = NCCL_GIB
     return parts
 
 
@@ -319,10 +370,11 @@ def _log_prob_pass(i: PlanInputs, shape: ModelShape, tokens: int, *, entropy: bo
 def _phases(i: PlanInputs, shape: ModelShape) -> tuple[Phase, ...]:
     usable = i.usable_gib
     resident = _resident(i, shape)
+    outside = outside_allocators(i, PROCESSES_PER_GPU)
     rollout = Phase(
         "rollout",
         {**resident, "vLLM (gpu_memory_utilization x GPU)": i.gpu_memory_utilization
-         * i.gpu_memory_gib},
+         * i.gpu_memory_gib, **outside_allocators(i, PROCESSES_PER_GPU - 1)},
         usable,
     )  # fmt: skip
     gathered = gib(_gathered_units(shape, with_grads=False))
@@ -332,6 +384,7 @@ def _phases(i: PlanInputs, shape: ModelShape) -> tuple[Phase, ...]:
             **resident,
             "gathered units (bf16)": gathered,
             "log-prob pass": _log_prob_pass(i, shape, i.old_log_prob_tokens, entropy=True),
+            **outside,
         },
         usable,
     )
@@ -342,6 +395,7 @@ def _phases(i: PlanInputs, shape: ModelShape) -> tuple[Phase, ...]:
             ref_parts["reference params (bf16, sharded)"] = gib(_sharded(i, shape, BF16))
         ref_parts["gathered units (bf16)"] = gathered
         ref_parts["log-prob pass"] = _log_prob_pass(i, shape, i.ref_tokens, entropy=False)
+        ref_parts.update(outside)
         phases.append(Phase("reference log-probs", ref_parts, usable))
     activations = (
         checkpointed_activations(shape, i.actor_tokens, i.sdpa_packed)
@@ -352,13 +406,14 @@ def _phases(i: PlanInputs, shape: ModelShape) -> tuple[Phase, ...]:
         "actor params (fp32, sharded)": gib(_sharded(i, shape, FP32)),
         "actor grads (fp32, sharded)": gib(_sharded(i, shape, FP32)),
     }
-    if not i.optimizer_offload:
+    if not i.optimizer_offload:  # the first step's update allocates them in its step()
         update["actor Adam states (fp32, sharded)"] = gib(_sharded(i, shape, 2 * FP32))
     update["gathered units and their grads"] = gib(_gathered_units(shape, with_grads=True))
     update["activations"] = gib(activations)
     update["log-prob/entropy path"] = gib(
         logits_path(shape, i.actor_tokens, i.use_fused_kernels, i.entropy_in_loss)
     )
+    update.update(outside)
     phases.append(Phase("actor update", update, usable))
     return tuple(phases)
 
@@ -459,7 +514,12 @@ def plan_json(plan: MemoryPlan) -> dict[str, object]:
         "gpus_per_node": i.gpus_per_node,
         "model": {"params": plan.shape.params, "source": plan.shape.source},
         "phases": {
-            p.name: {"parts_gib": p.parts, "total_gib": p.total_gib, "fits": p.fits}
+            p.name: {
+                "parts_gib": p.parts,
+                "total_gib": p.total_gib,
+                "allocated_gib": p.allocated_gib,
+                "fits": p.fits,
+            }
             for p in plan.phases
         },
         # What benchmarks/gpu_actor_memory.py measures: activations + the log-prob path.

@@ -59,14 +59,16 @@ def build_byte_tokenizer(vocab_size: int | None = None) -> Any:
     return tok
 
 
-def build_tiny_model(
-    cfg: TinyModelConfig, vocab_size: int, pad_token_id: int, eos_token_id: int, seed: int = 0
+def tiny_model_config(
+    cfg: TinyModelConfig,
+    vocab_size: int,
+    pad_token_id: int | None = None,
+    eos_token_id: int | None = None,
 ) -> Any:
-    """A random Qwen2ForCausalLM of the given shape (float32, CPU), initialised from `seed`."""
-    import torch
-    from transformers import Qwen2Config, Qwen2ForCausalLM
+    """The Qwen2Config of that shape (tied embeddings)."""
+    from transformers import Qwen2Config
 
-    config = Qwen2Config(
+    return Qwen2Config(
         vocab_size=vocab_size,
         hidden_size=cfg.hidden_size,
         intermediate_size=cfg.intermediate_size,
@@ -79,6 +81,16 @@ def build_tiny_model(
         eos_token_id=eos_token_id,
         bos_token_id=None,
     )
+
+
+def build_tiny_model(
+    cfg: TinyModelConfig, vocab_size: int, pad_token_id: int, eos_token_id: int, seed: int = 0
+) -> Any:
+    """A random Qwen2ForCausalLM of the given shape (float32, CPU), initialised from `seed`."""
+    import torch
+    from transformers import Qwen2ForCausalLM
+
+    config = tiny_model_config(cfg, vocab_size, pad_token_id, eos_token_id)
     torch.manual_seed(seed)
     return Qwen2ForCausalLM(config)
 

@@ -3,6 +3,10 @@ update) the peak memory measured in veRL's trainer process (`training/phase_prob
 preflight plan's figure for the same shape and settings, and the time; how long judging went
 on after a step's last response; and, on a GPU, whether the plan is within
 `PLAN_BELOW`/`PLAN_ABOVE` of what was measured.
+
+A phase is compared over the steps after the run's first optimizer step, when Adam's states
+exist, with the plan that counts them (the update: every step, since the first makes them in
+its `step()`); where only the first step was measured, with the plan of a first step.
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ class Row:
     planned_gib: float | None
     seconds: float | None
     verdict: str  # "ok", "PLAN BELOW", "PLAN ABOVE", or why not compared
+    steps: tuple[int, ...] = ()  # the steps measured
 
 
 def read_phases(path: Path) -> dict[str, list[dict[str, Any]]]:
@@ -51,12 +56,23 @@ def compare(measured: float, planned: float) -> str:
 
 
 def table_rows(
-    phases: dict[str, list[dict[str, Any]]], plan: Any, on_gpu: bool, vllm: bool
+    phases: dict[str, list[dict[str, Any]]],
+    plans: tuple[Any, Any] | None,
+    on_gpu: bool,
+    vllm: bool,
 ) -> list[Row]:
-    """One row per planned phase: the peak over the steps, the plan's total, the mean time."""
+    """One row per planned phase: the peak and the mean time over the steps after the run's
+    first optimizer step (the update: every step), against `plans[0]` (Adam's states counted);
+    where only the first step was measured, that step against `plans[1]` (a first step's)."""
+    first = min((int(r["step"]) for rs in phases.values() for r in rs), default=1)
     rows = []
     for name in PHASES:
         records = phases.get(name, [])
+        later = [r for r in records if name == "actor update" or int(r["step"]) > first]
+        plan = plans[0] if plans is not None else None
+        if not later and plans is not None:
+            plan = plans[1]
+        records = later or records
         measured = max((r["peak_bytes"] for r in records), default=None)
         seconds = sum(r["seconds"] for r in records) / len(records) if records else None
         planned = None
@@ -71,7 +87,8 @@ def table_rows(
             verdict = "not compared (hf rollout)"
         else:
             verdict = compare(gib, planned)
-        rows.append(Row(name, gib, planned, seconds, verdict))
+        steps = tuple(sorted({int(r["step"]) for r in records}))
+        rows.append(Row(name, gib, planned, seconds, verdict, steps))
     return rows
 
 
@@ -85,11 +102,12 @@ def print_table(
     def cell(value: float | None, fmt: str) -> str:
         return "-" if value is None else format(value, fmt)
 
-    out(f"{'phase':<22}{'measured GiB':>13}{'plan GiB':>10}{'s/step':>8}  verdict")
+    out(f"{'phase':<22}{'measured GiB':>13}{'plan GiB':>10}{'s/step':>8}{'steps':>7}  verdict")
     for r in rows:
+        steps = ",".join(map(str, r.steps)) or "-"
         out(
             f"{r.phase:<22}{cell(r.measured_gib, '13.2f')}{cell(r.planned_gib, '10.2f')}"
-            f"{cell(r.seconds, '8.1f')}  {r.verdict}"
+            f"{cell(r.seconds, '8.1f')}{steps:>7}  {r.verdict}"
         )
     if tail:
         worst = max(t["seconds"] for t in tail)
@@ -98,13 +116,17 @@ def print_table(
             f"judging after the last response of a step: at most {worst:.2f} s "
             f"({len(tail)} steps, {jobs:.0f} jobs judged)"
         )
-    out(f"measured: {measure}; peak over the steps, sampled during each phase and at its ends.")
+    out(
+        f"measured: {measure}; peak over the steps shown, sampled during each phase and at its "
+        "ends; the steps after the first optimizer step where measured (Adam's states exist)."
+    )
     out(plan_note)
 
 
-def smoke_plan(smoke: Smoke) -> tuple[Any, str]:
-    """The preflight's memory plan for the config the resumed stage ran (its
-    <run dir>/config/{train,verl}.yaml), or None and why, and the table's note on it."""
+def smoke_plan(smoke: Smoke) -> tuple[tuple[Any, Any] | None, str]:
+    """The preflight's memory plans for the config the resumed stage ran (its
+    <run dir>/config/{train,verl}.yaml): after the first optimizer step and in a first step
+    (Adam's states not yet allocated); or None and why; and the table's note on them."""
     from omegaconf import OmegaConf
 
     from codefu_trainer.training.compose import to_train_config
@@ -131,22 +153,26 @@ def smoke_plan(smoke: Smoke) -> tuple[Any, str]:
         import psutil
 
         ram = psutil.virtual_memory().total / GIB
-        plan = _plan(verl, shape, "CPU", ram)
+        plans = _plans(verl, shape, "CPU", ram)
         note = (
             "plan: the GPU plan of this shape and these settings, printed for reference; on a "
             "CPU the measure is not device memory (fp32, no vLLM), so nothing is compared; "
             "on a GPU " + bounds
         )
-        return plan, note
+        return plans, note
     gpu = this_machine_gpu(cfg)
     if isinstance(gpu, str):
         return None, f"plan: none ({gpu})"
-    plan = _plan(verl, shape, gpu[0], gpu[1])
-    return plan, f"plan: {plan.inputs.strategy}, {shape.params / 1e9:.2f}B params; {bounds}"
+    plans = _plans(verl, shape, gpu[0], gpu[1])
+    strategy = plans[0].inputs.strategy
+    return plans, f"plan: {strategy}, {shape.params / 1e9:.2f}B params; {bounds}"
 
 
-def _plan(verl: Any, shape: Any, name: str, gib: float) -> Any:
+def _plans(verl: Any, shape: Any, name: str, gib: float) -> tuple[Any, Any]:
+    from dataclasses import replace
+
     from codefu_trainer.training.planning.inputs import plan_inputs
     from codefu_trainer.training.planning.memory import make_plan
 
-    return make_plan(plan_inputs(verl, shape, name, gib), shape)
+    inputs = plan_inputs(verl, shape, name, gib)
+    return make_plan(inputs, shape), make_plan(replace(inputs, optimizer_stepped=False), shape)

@@ -7,10 +7,12 @@ does: `rollout.name=hf` on a CPU-only machine (cluster=cpu_verl), and on a GPU m
 without vLLM (`codefu-train --smoke`).
 
 - `HFServer`: the Ray actor veRL's agent loop sends token-in/token-out `generate`
-  requests to (through veRL's load balancer). Requests arriving together are generated as
-  one left-padded batch with `model.generate`; each response token's log-prob is computed
-  from the raw logits at the request's temperature, as veRL's actor computes it (so
-  `training/rollout_probs_diff_max` measures the weight sync). Responses carry the step of
+  requests to (through veRL's load balancer). Requests arriving together (until none has
+  come for BATCH_QUIET_S, at most BATCH_WAIT_S after the first) are generated as one
+  left-padded batch with `model.generate`, which prints one line per batch (requests, tokens,
+  seconds, ms per token); each response token's log-prob is computed from the raw logits at
+  the request's temperature, as veRL's actor computes it (so `training/rollout_probs_diff_max`
+  measures the weight sync), one generated position at a time. Responses carry the step of
   the weights that produced them (`extra_fields["global_steps"]`), which veRL's trainer reads.
   On a GPU (the first one the actor sees) the model is bf16 and `sleep` moves it to the CPU
   between rollouts, as vLLM frees its memory for the trainer; on a CPU it is fp32 and stays.
@@ -18,7 +20,8 @@ without vLLM (`codefu-train --smoke`).
   starts one server per replica.
 - `HFRollout`: the adapter veRL's actor worker builds (`get_rollout_class`): the actor's
   weights after each update go to the server through the Ray object store (veRL's `naive`
-  checkpoint-engine path: `engine.get_per_tensor_param()` → `update_weights`).
+  checkpoint-engine path: `engine.get_per_tensor_param()` → `update_weights`), in the
+  server's dtype (bf16 on a GPU: half the bytes of the actor's fp32).
 
 For smoke-size models: one process holds the whole model; no tensor parallelism, no
 KV-cache reuse across requests.
@@ -30,6 +33,7 @@ import asyncio
 import logging
 import os
 import threading
+import time
 from collections.abc import AsyncGenerator, Generator
 from dataclasses import dataclass, field
 from typing import Any
@@ -42,9 +46,12 @@ from verl.workers.rollout.utils import ensure_async_iterator
 
 logger = logging.getLogger(__name__)
 
-# How long the server waits for more requests to join a batch once one arrives: the agent
-# loop sends a step's requests concurrently, one Ray call each.
-BATCH_WINDOW_S = 0.05
+# How a batch gathers: the agent loop sends a step's requests concurrently, one Ray call each,
+# and they arrive spread over tens of milliseconds. A batch waits until no request has come for
+# BATCH_QUIET_S, and at most BATCH_WAIT_S after its first; whatever arrives later waits for
+# the next batch, a whole `generate` later.
+BATCH_QUIET_S = 0.2
+BATCH_WAIT_S = 2.0
 # Torch threads of the server's generation (0: torch's default). On a 2-core machine the
 # trainer and the rollout take turns, so both may use every core.
 THREADS_ENV = "CODEFU_HF_ROLLOUT_THREADS"
@@ -60,11 +67,17 @@ def rollout_device() -> torch.device:
     return torch.device("cuda", 0) if torch.cuda.is_available() else torch.device("cpu")
 
 
+def rollout_dtype(device: torch.device) -> torch.dtype:
+    """The server's weights: bf16 on a GPU, fp32 on a CPU."""
+    return torch.bfloat16 if device.type == "cuda" else torch.float32
+
+
 @dataclass
 class _Request:
     prompt_ids: list[int]
     max_tokens: int
     future: asyncio.Future[TokenOutput] = field(repr=False)
+    arrived: float = field(default_factory=time.monotonic)
 
 
 def sampling_key(params: dict[str, Any]) -> tuple[float, float, int, float]:
@@ -106,10 +119,9 @@ class HFServer:
         torch.manual_seed(int(getattr(self.config, "seed", 0) or 0) + replica_rank)
         path = self.model_config.local_path or self.model_config.path
         self.device = rollout_device()
-        on_gpu = self.device.type == "cuda"
         self.model = AutoModelForCausalLM.from_pretrained(
             path,
-            dtype=torch.bfloat16 if on_gpu else torch.float32,
+            dtype=rollout_dtype(self.device),
             trust_remote_code=self.model_config.trust_remote_code,
             attn_implementation="sdpa",
         ).eval()
@@ -165,9 +177,19 @@ class HFServer:
             self._worker = loop.create_task(self._serve())
         return await future
 
+    async def _gather(self) -> None:
+        """Wait until no request has arrived for BATCH_QUIET_S (at most BATCH_WAIT_S)."""
+        start = time.monotonic()
+        while time.monotonic() - start < BATCH_WAIT_S:
+            last = max((r.arrived for rs in self._pending.values() for r in rs), default=start)
+            quiet = time.monotonic() - last
+            if quiet >= BATCH_QUIET_S:
+                return
+            await asyncio.sleep(BATCH_QUIET_S - quiet)
+
     async def _serve(self) -> None:
         """Generate the waiting requests batch by batch, then end (the next request restarts it)."""
-        await asyncio.sleep(BATCH_WINDOW_S)  # let the step's other requests join the batch
+        await self._gather()  # let the step's other requests join the batch
         while self._pending:
             key, batch = next(iter(self._pending.items()))
             del self._pending[key]
@@ -220,10 +242,26 @@ class HFServer:
         if self.model.device != self.device:  # put to sleep and not woken: a batch wakes it
             self.model.to(self.device)
         ids, mask = ids.to(self.device), mask.to(self.device)
+        start = time.monotonic()
         out = self.model.generate(input_ids=ids, attention_mask=mask, generation_config=gen)
-        new = out.sequences[:, width:].cpu()
-        logits = torch.stack(out.logits, dim=1)
-        log_probs = token_log_probs(logits, new.to(logits.device), temperature).cpu()
+        new = out.sequences[:, width:]
+        # One position at a time: the (batch, vocab) logits of each, never all of them stacked.
+        log_probs = torch.stack(
+            [
+                token_log_probs(step[:, None, :], new[:, t : t + 1], temperature)[:, 0]
+                for t, step in enumerate(out.logits)
+            ],
+            dim=1,
+        ).cpu()
+        new = new.cpu()
+        seconds = time.monotonic() - start
+        del out
+        print(
+            f"hf rollout: {len(batch)} requests, prompts of up to {width} tokens, "
+            f"{new.shape[1]} new tokens in {seconds:.2f} s "
+            f"({1000 * seconds / max(1, new.shape[1]):.1f} ms a token) on {self.device}",
+            flush=True,
+        )
         results = []
         for i, r in enumerate(batch):
             tokens = new[i, : r.max_tokens].tolist()
@@ -385,7 +423,10 @@ class HFRollout(BaseRollout):
         if kwargs.get("peft_config") is not None:
             raise NotImplementedError("the hf rollout does not load LoRA adapters.")
         named: dict[str, torch.Tensor] = {}
+        dtype = rollout_dtype(rollout_device())  # the server's, on the same machine
         async for name, tensor in ensure_async_iterator(weights):
             full = tensor.full_tensor() if hasattr(tensor, "full_tensor") else tensor
-            named[name] = full.detach().to("cpu").contiguous().clone()
+            # Converted where it lies, then copied (the Ray call serialises it when made).
+            full = full.detach().to(dtype) if full.is_floating_point() else full.detach()
+            named[name] = full.to("cpu").contiguous()
         await self._server_handle().update_weights.remote(named, kwargs.get("global_steps"))
