@@ -52,7 +52,7 @@ from typing import Any
 import ray
 
 from codefu_trainer.reward.config import RewardConfig, WorkerConfig
-from codefu_trainer.reward.service import RewardService, problem_from_ground_truth
+from codefu_trainer.reward.service import RewardService
 
 ROOT = Path(__file__).resolve().parents[1]
 REAL_SOLUTIONS = ROOT / "packages" / "sandbox" / "tests" / "judge" / "real_solutions"
@@ -331,7 +331,8 @@ def part_reference(problems: Problems, source: str, cpus: int, prompts: int = 64
     if len(cases) < 64:
         print(f"note: only {len(cases)} responses (fewer problems were asked for or found)")
     cfg = RewardConfig()
-    n_tests = sum(len(problem_from_ground_truth(c.ground_truth, cfg).tests) for c in cases)
+    policy = cfg.policy()
+    n_tests = sum(len(policy.problem(c.ground_truth).tests) for c in cases)
     print(
         f"reward benchmark: {len(cases)} responses, {len({c.problem for c in cases})} problems, "
         f"{n_tests} tests in all, {source}; {cpus} CPUs"

@@ -1,8 +1,10 @@
 """A language is named in its own module only (docs/ARCHITECTURE.md, "How to add a
 language"): outside `codefu_sandbox/languages/`, no code in `packages/*/src` holds a
 language's name, fence tag or suffix as a string (`== "cpp"`, `{"python": ...}`,
-`("cpp", "python")`, `language: str = "cpp"`); it asks the registry. Docstrings and
-comments may name languages; Hydra's yaml defaults are data."""
+`("cpp", "python")`, `language: str = "cpp"`); it asks the registry. Likewise the data side
+names no grader: `packages/data/src` holds no grader's name as a string (a row's grader
+answers for itself, a format builds one with the grader's own `config`). Docstrings and
+comments may name them; Hydra's yaml defaults are data."""
 
 from __future__ import annotations
 
@@ -12,6 +14,8 @@ from pathlib import Path
 from repo import ROOT
 
 LANGUAGE_MODULES = ROOT / "packages" / "sandbox" / "src" / "codefu_sandbox" / "languages"
+GRADER_MODULES = LANGUAGE_MODULES.parent / "graders"
+DATA_SOURCES = ROOT / "packages" / "data" / "src"
 # What names a language: the class attributes a language module declares.
 NAMING_ATTRIBUTES = ("name", "fence_tags", "suffixes")
 # Strings that are a language's name by chance: (file, string) → what they are.
@@ -20,16 +24,18 @@ NOT_LANGUAGES = {
 }
 
 
-def language_names(folder: Path = LANGUAGE_MODULES) -> set[str]:
-    """Every string a language module declares in `NAMING_ATTRIBUTES` of a class."""
+def language_names(
+    folder: Path = LANGUAGE_MODULES, attributes: tuple[str, ...] = NAMING_ATTRIBUTES
+) -> set[str]:
+    """Every string a language module declares in `NAMING_ATTRIBUTES` of a class (or the
+    modules of `folder` in `attributes`)."""
     names: set[str] = set()
     for path in folder.glob("*.py"):
         for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
             if isinstance(node, ast.ClassDef):
                 for statement in node.body:
                     if isinstance(statement, ast.Assign) and any(
-                        isinstance(t, ast.Name) and t.id in NAMING_ATTRIBUTES
-                        for t in statement.targets
+                        isinstance(t, ast.Name) and t.id in attributes for t in statement.targets
                     ):
                         names |= {
                             c.value
@@ -77,6 +83,19 @@ def test_no_module_outside_the_language_modules_names_a_language() -> None:
         if ((where := path.relative_to(ROOT).as_posix()), value) not in NOT_LANGUAGES
     ]
     assert not found, "ask codefu_sandbox.languages instead:\n" + "\n".join(found)
+
+
+def test_the_data_side_names_no_grader() -> None:
+    graders = language_names(GRADER_MODULES, ("name",))
+    assert {"stdio", "call"} <= graders
+    found = [
+        f"{path.relative_to(ROOT).as_posix()}:{line}: {value!r}"
+        for path in sorted(DATA_SOURCES.rglob("*.py"))
+        for line, value in language_literals(path, graders)
+    ]
+    assert not found, "ask the row's grader (codefu_sandbox.GraderConfig) instead:\n" + "\n".join(
+        found
+    )
 
 
 def test_the_check_finds_a_language_named_in_code(tmp_path: Path) -> None:

@@ -93,6 +93,47 @@ def test_source_imports_respect_the_dependency_direction() -> None:
             assert not bad, f"{path.relative_to(ROOT)} imports {sorted(bad)}"
 
 
+# The sandbox's public face: what another package may import of it (the package itself, its
+# registries' packages, the judging rules' vocabulary). Its runner, checker runner, judge
+# internals and each member's module are its own.
+SANDBOX_FACE = frozenset(
+    {
+        "codefu_sandbox",
+        "codefu_sandbox.languages",
+        "codefu_sandbox.graders",
+        "codefu_sandbox.checkers",
+        "codefu_sandbox.rules",
+        "codefu_sandbox.registry",
+    }
+)
+
+
+def _sandbox_imports(path: Path) -> list[tuple[int, str]]:
+    """(line, module) of each import of the sandbox in `path`'s code."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+        names = []
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names = [node.module]
+        found += [(node.lineno, name) for name in names if name.split(".")[0] == "codefu_sandbox"]
+    return found
+
+
+def test_other_packages_reach_the_sandbox_through_its_public_face() -> None:
+    """codefu-data and codefu-trainer import only `SANDBOX_FACE` of the sandbox (prepare's
+    checker validation included: `Judge.prepare_checker`, `Judge.check_output`)."""
+    found = [
+        f"{path.relative_to(ROOT)}:{line}: {module}"
+        for package in ("data", "trainer")
+        for path in sorted((ROOT / "packages" / package / "src").rglob("*.py"))
+        for line, module in _sandbox_imports(path)
+        if module not in SANDBOX_FACE
+    ]
+    assert not found, "import these from codefu_sandbox (its public face):\n" + "\n".join(found)
+
+
 def _modules_under(src: Path, package: str) -> dict[str, Path]:
     """Every module of `package` in the source root `src`: dotted name → file."""
     modules: dict[str, Path] = {}
@@ -338,13 +379,14 @@ def test_the_layer_check_finds_a_forbidden_import(tmp_path: Path) -> None:
 # module imports only modules on its own floor or below (its top-level module or package
 # names its place); the package's face, `codefu_sandbox/__init__.py`, stands above them all.
 SANDBOX_FLOORS: tuple[tuple[str, ...], ...] = (
-    # plain records, decisions, the host, system call names
-    ("records", "models", "verdicts", "isolation", "uids", "syscalls"),
+    # plain records, decisions, the host, system call names, the registry idiom
+    ("records", "models", "verdicts", "isolation", "uids", "syscalls", "registry"),
     ("cgroups", "process", "sandbox_binary", "run_server", "runner"),  # one process, confined
     ("languages",),  # building a source into a program
     ("checker_runner",),  # running a checker program
     ("checkers", "rules"),  # comparing an output; a statement's rules → checker parameters
     ("graders",),  # running and comparing a submission's tests
+    ("request",),  # a ground truth under a run's policy → the judge's requests
     ("judge",),  # build once, grade, decide the report
     ("cli",),  # codefu-judge
 )
@@ -411,7 +453,7 @@ def test_the_floor_check_finds_an_import_up_a_floor(tmp_path: Path) -> None:
     _plant(tmp_path, files)
     graph = _import_graph(_modules_under(tmp_path, "codefu_sandbox"))
     assert floor_violations(graph) == [
-        "codefu_sandbox.graders.stdio → codefu_sandbox.judge (floor 6 → 7)",
+        "codefu_sandbox.graders.stdio → codefu_sandbox.judge (floor 6 → 8)",
         "codefu_sandbox.helpers (on no floor)",
         "codefu_sandbox.languages.cpp → codefu_sandbox.checker_runner (floor 3 → 4)",
         "codefu_sandbox.process → codefu_sandbox.languages (floor 2 → 3)",

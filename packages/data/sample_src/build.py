@@ -20,7 +20,7 @@ Usage::
     python build.py --check    # rebuild into a temp dir; verify byte-identity with the shards
     python build.py --only SLUG [--only SLUG ...]   # verify some problems, write nothing
 
-Needs ``g++`` and ``pyarrow``.
+Needs ``g++``, ``pyarrow`` and codefu-sandbox installed (``README.md``).
 """
 
 from __future__ import annotations

@@ -4,8 +4,9 @@ file's columns or named by `data.format`."""
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -14,15 +15,16 @@ import pytest
 from codefu_data import formats
 from codefu_data.cli import main
 from codefu_data.config import DataConfig
-from codefu_data.formats import FileColumn, FormatError, ReadOptions, SourceFormat
-from codefu_data.formats.problems import Problem, problem_table
+from codefu_data.formats import FileColumn, FormatError, SourceFormat
+from codefu_data.formats.problems import Problem, RowFormat
 from codefu_data.prepare import prepare
 from codefu_data.reader import DataError, resolve_source
 from codefu_data.schema import RAW_SCHEMA
 
 
-class Plain(SourceFormat):
-    """A format only this test knows: a title, a statement and `[[input, output], ...]`."""
+class Plain(RowFormat):
+    """A format only this test knows: a title, a statement and `[[input, output], ...]`,
+    its rows decoded one at a time (`RowFormat`: the loop and its errors are the base's)."""
 
     name = "plain"
     key_columns = frozenset({"title", "statement", "cases"})
@@ -31,33 +33,33 @@ class Plain(SourceFormat):
     def file_columns(self, wanted: Sequence[str]) -> list[FileColumn]:
         return [FileColumn(c, pa.string()) for c in ("title", "statement", "cases")]
 
-    def to_problems(
-        self, table: pa.Table, wanted: Sequence[str], first_row: int, options: ReadOptions
-    ) -> pa.Table:
-        problems = []
-        for i, row in enumerate(table.to_pylist()):
-            try:
-                cases = json.loads(row["cases"])
-            except json.JSONDecodeError as exc:
-                raise FormatError(f"row {first_row + i}: cases is not JSON ({exc})") from exc
-            problems.append(
-                Problem(
-                    name=row["title"],
-                    description=row["statement"],
-                    data_source="plain",
-                    private=([c[0] for c in cases], [c[1] for c in cases]),
-                    difficulty_label="easy",
-                    time_seconds=1.0,
-                )
-            )
-        return problem_table(problems, wanted, options)
+    def row_id(self, row: dict[str, Any]) -> str | None:
+        return None  # its rows are named by their number only
+
+    def problem(self, row: dict[str, Any]) -> Problem:
+        try:
+            cases = json.loads(row["cases"])
+        except json.JSONDecodeError as exc:
+            raise FormatError(f"cases is not JSON ({exc})") from exc
+        return Problem(
+            name=row["title"],
+            description=row["statement"],
+            data_source="plain",
+            private=([c[0] for c in cases], [c[1] for c in cases]),
+            difficulty_label="easy",
+            time_seconds=1.0,
+        )
 
 
 @pytest.fixture
-def plain(monkeypatch: pytest.MonkeyPatch) -> SourceFormat:
-    fmt = Plain()
-    monkeypatch.setitem(formats.FORMATS, fmt.name, fmt)
-    return fmt
+def plain() -> Iterator[SourceFormat]:
+    """The test-only format, registered for one test (one registration), then gone."""
+    fmt = formats.register(Plain())
+    try:
+        yield fmt
+    finally:
+        formats.unregister(fmt.name)
+    assert fmt.name not in formats.FORMATS
 
 
 def _plain_rows(n: int) -> list[dict[str, str]]:
@@ -99,6 +101,18 @@ def test_a_format_error_names_the_file_and_row(plain: SourceFormat, tmp_path: Pa
     with pytest.raises(DataError, match=r"train\.jsonl: row 2: cases is not JSON"):
         prepare(DataConfig(source=str(source), out_dir=str(tmp_path / "out")), progress=False)
     assert not (tmp_path / "out").exists()
+
+
+def test_every_registered_format_loads_under_its_name_and_auto_is_refused() -> None:
+    for name in formats.FORMATS:
+        assert formats.by_name(name).name == name
+    assert list(formats.FORMATS) == sorted(formats.FORMATS)
+
+    class Auto(Plain):
+        name = formats.AUTO
+
+    with pytest.raises(ValueError, match=r"data\.format.s word for detecting"):
+        formats.register(Auto())
 
 
 def test_detection_by_columns() -> None:

@@ -65,7 +65,7 @@ def test_kept_tests_are_passed_by_some_solution_and_by_none_wrongly(
 
 
 def test_the_judges_time_limit_is_the_statements_times_the_scale() -> None:
-    from codefu_data.schema import judge_time_seconds
+    from codefu_sandbox import judge_time_seconds
 
     assert judge_time_seconds({"seconds": 2, "nanos": 500_000_000}, scale=2.0) == 5.0
     assert judge_time_seconds(1.5, scale=1.0) == 1.5
@@ -80,11 +80,12 @@ def test_validation_judges_under_the_scaled_time_limit() -> None:
 
     from codefu_data.batch_checks import validate_rows
     from codefu_data.config import DataConfig
+    from codefu_data.validate import Validator
     from codefu_sandbox.rules import JudgingRules
 
     class Recorder:
         def __init__(self) -> None:
-            self.cfg = DataConfig(time_limit_scale=2.5)
+            self.policy = Validator(DataConfig(time_limit_scale=2.5)).policy
             self.seen: list[object] = []
 
         def run(self, candidates: list[object]) -> list[None]:
@@ -95,6 +96,7 @@ def test_validation_judges_under_the_scaled_time_limit() -> None:
     row = {
         "public_tests": tests,
         "private_tests": tests,
+        "name": "p",
         "time_limit": {"seconds": 2, "nanos": 0},
         "memory_limit_bytes": 256 << 20,
         "solutions": None,
@@ -111,7 +113,9 @@ def test_validation_judges_under_the_scaled_time_limit() -> None:
         split="train",
         counts=counts,  # type: ignore[arg-type]
     )
-    assert [c.time_seconds for c in recorder.seen] == [5.0]  # type: ignore[attr-defined]
+    [problem] = [c.problem for c in recorder.seen]  # type: ignore[attr-defined]
+    assert problem.requests["cpp"].limits.time_seconds == 5.0
+    assert problem.tests == (("1\n", "1\n"), ("1\n", "1\n"))  # public, then private
 
 
 CPP_SUM = (
@@ -128,12 +132,19 @@ PY_BURN = "import time\nwhile time.process_time() < 0.4:\n    pass\n" + PY_SUM
 def test_python_solutions_are_validated_too_with_a_table_per_language() -> None:
     from codefu_data.config import DataConfig
     from codefu_data.validate import Candidate, Validator, language_table
-    from codefu_sandbox import CheckerConfig
 
-    def candidate(*solutions: tuple[int, str]) -> Candidate:
-        tests = [(f"{a} 3\n", f"{a + 3}\n") for a in (1, 5, 9)]
+    def ground_truth() -> dict[str, object]:
+        inputs = [f"{a} 3\n" for a in (1, 5, 9)]
+        return {
+            "name": "sum",
+            "time_limit": {"seconds": 0, "nanos": 500_000_000},
+            "memory_limit_bytes": 256 << 20,
+            "private_tests": {"input": inputs, "output": [f"{a + 3}\n" for a in (1, 5, 9)]},
+        }
+
+    def candidate(*solutions: tuple[int, str], on: Validator | None = None) -> Candidate:
         struct = {"language": [s[0] for s in solutions], "solution": [s[1] for s in solutions]}
-        return Candidate(tests, 0.5, 256 << 20, struct, CheckerConfig("codecontests"))
+        return Candidate((on or validator).policy.problem(ground_truth()), struct)
 
     cfg = DataConfig(validate_languages=["cpp", "python"], time_factors={"python": 0.5})
     validator = Validator(cfg)
@@ -173,7 +184,7 @@ def test_python_solutions_are_validated_too_with_a_table_per_language() -> None:
     assert table[3].split() == ["python", "3", "1", "2", "1", "1", "4"]
     # C++ only by default: the Python solutions are not run.
     cpp_only = Validator(DataConfig())
-    assert cpp_only.run([candidate((3, PY_SUM))]) == [None]
+    assert cpp_only.run([candidate((3, PY_SUM), on=cpp_only)]) == [None]
     assert cpp_only.stats.as_dict()["languages"] == {
         "cpp": {"problems": 0, "kept": 0, "dropped": {}, "solutions_run": 0}
     }

@@ -67,6 +67,46 @@ def test_prepared_again_from_its_verl_form_it_keeps_problems_tests_and_rules(
         assert [r["prompt"] for r in a] == [r["prompt"] for r in b]
 
 
+# How a ground truth stored a grader before its parameters were their JSON text
+# (manifest format 3): one field per parameter of a fixed set, null when unused.
+OLD_GRADER_TYPE = pa.struct(
+    [
+        ("name", pa.string()),
+        ("params", pa.struct([(k, pa.string()) for k in ("fn_name", "prelude", "compare")])),
+    ]
+)
+
+
+def test_a_ground_truth_with_the_old_grader_struct_reads_as_a_source(tmp_path: Path) -> None:
+    """Data prepared by an earlier version is refused as a run's input (its manifest format:
+    `codefu_trainer.run.prepared_data`), and read again as a source: its graders become
+    what the grader defines, stored as their JSON text."""
+    prepare(DataConfig(source="sample", out_dir=str(tmp_path / "a")), progress=False)
+    table = pq.read_table(tmp_path / "a" / "easy" / "train.parquet")
+    rows = table.to_pylist()
+    old = {
+        "name": "stdio",
+        "params": {"fn_name": None, "prelude": "livecodebench", "compare": None},
+    }
+    for row in rows:
+        row["reward_model"]["ground_truth"]["grader"] = old
+    gt_type = table.schema.field("reward_model").type.field("ground_truth").type
+    fields = [f if f.name != "grader" else pa.field("grader", OLD_GRADER_TYPE) for f in gt_type]
+    reward_model = pa.struct([("ground_truth", pa.struct(fields)), ("style", pa.string())])
+    schema = table.schema.set(
+        table.schema.get_field_index("reward_model"), pa.field("reward_model", reward_model)
+    )
+    (tmp_path / "old").mkdir()
+    pq.write_table(pa.Table.from_pylist(rows, schema=schema), tmp_path / "old" / "train.parquet")
+    prepare(DataConfig(source=str(tmp_path / "old"), out_dir=str(tmp_path / "b")), progress=False)
+    again = pq.read_table(tmp_path / "b" / "easy" / "train.parquet").to_pylist()
+    assert again and all(
+        r["reward_model"]["ground_truth"]["grader"]
+        == {"name": "stdio", "params": '{"prelude": "livecodebench"}'}
+        for r in again
+    )
+
+
 def test_validation_needs_raw_codecontests(tmp_path: Path) -> None:
     prepare(DataConfig(source="sample", out_dir=str(tmp_path / "a")), progress=False)
     verl = _as_verl(tmp_path / "a", tmp_path / "verl")

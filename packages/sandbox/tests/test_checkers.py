@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from codefu_sandbox.checkers import BUILTIN, check_params, get_checker, testlib
+from codefu_sandbox.checkers import check_params, comparisons, get_checker, testlib
 from codefu_sandbox.checkers.codecontests import is_decimal
 from codefu_sandbox.checkers.floats import TOLERANCE_MODES, within
 
@@ -28,7 +28,7 @@ def relayout(draw: st.DrawFn, words: list[str]) -> str:
     return "".join(parts)
 
 
-@pytest.mark.parametrize("name", BUILTIN)
+@pytest.mark.parametrize("name", comparisons())
 @given(words=tokens)
 def test_every_checker_accepts_identical_output(name: str, words: list[str]) -> None:
     text = " ".join(words) + "\n"
@@ -441,7 +441,7 @@ def test_unusable_rule_values_are_refused(params: dict[str, object], fragment: s
 
 
 def test_every_checker_takes_the_input_the_judge_passes() -> None:
-    for name in BUILTIN:
+    for name in comparisons():
         assert get_checker(name)("1\n", "1\n", input="0\n").ok
 
 

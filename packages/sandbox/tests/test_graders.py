@@ -6,13 +6,15 @@ compares the results outside the sandbox."""
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
 
 from codefu_sandbox import GraderConfig, Judge, Limits, Submission, TestCase, Verdict
 from codefu_sandbox.cli import load_grader_config, main
-from codefu_sandbox.graders import NAMES, GradingJob, get_grader
+from codefu_sandbox.graders import DEFAULT_GRADER, GRADERS, GradingJob, get_grader
 from codefu_sandbox.graders.base import Grader
 from codefu_sandbox.languages import get as language
 from codefu_sandbox.languages.python import FLAGS, PythonExecutor
@@ -25,11 +27,17 @@ LIMITS = Limits(1.0, 256 << 20)
 
 
 def test_the_default_grader_is_stdio_and_configurations_round_trip() -> None:
-    assert NAMES == ("stdio", "call")
+    assert DEFAULT_GRADER in GRADERS
+    for name in GRADERS:
+        assert get_grader(name).name == name
     assert GraderConfig() == GraderConfig("stdio") == GraderConfig.from_dict(None)
     assert GraderConfig.from_dict(GraderConfig().to_dict()) == GraderConfig()
     assert GraderConfig().to_dict() == {"name": "stdio", "params": {}}
-    # A stored ground truth has every field of the schema's struct, null when unused.
+    # A ground truth stores the parameters' JSON text; one prepared before that has every
+    # field of a fixed struct, null when unused: both read.
+    call = GraderConfig("call", {"fn_name": "f", "compare": "apps"})
+    assert call.stored() == {"name": "call", "params": '{"compare": "apps", "fn_name": "f"}'}
+    assert GraderConfig.from_dict(call.stored()) == call
     stored = {"name": "stdio", "params": {"fn_name": None, "prelude": None, "compare": None}}
     assert GraderConfig.from_dict(stored) == GraderConfig()
     assert GraderConfig.from_dict({"name": None, "params": None}) == GraderConfig()
@@ -40,8 +48,13 @@ def test_the_default_grader_is_stdio_and_configurations_round_trip() -> None:
 @pytest.mark.parametrize(
     ("data", "fragment"),
     [
-        ({"name": "interactive"}, "unknown grader 'interactive': choose one of stdio, call"),
+        (
+            {"name": "interactive"},
+            f"unknown grader 'interactive': choose one of {', '.join(GRADERS)}",
+        ),
         ({"name": "stdio", "params": {"fn_name": "solve"}}, "takes no parameter 'fn_name'"),
+        ({"name": "stdio", "params": {"prelude": 3}}, "parameter 'prelude' is a str, got 3"),
+        ({"name": "stdio", "params": "{not json"}, "grader params are not JSON"),
         ({"name": "stdio", "params": {"prelude": "numpy"}}, "unknown prelude 'numpy'"),
         ({"name": "call"}, "grader 'call' needs fn_name"),
         ({"name": "call", "params": {"fn_name": " "}}, "grader 'call' needs fn_name"),
@@ -126,7 +139,7 @@ class CallOnce(Grader):
     on every test in one process; results compared outside the sandbox."""
 
     name = "call-once"
-    takes = ("fn_name",)
+    parameters: ClassVar[Mapping[str, type]] = {"fn_name": str}
 
     def grade(self, job: GradingJob) -> list[TestResult]:
         executor = job.executor
@@ -162,7 +175,7 @@ def _job(judge: Judge, source: str, tests: list[TestCase]) -> GradingJob:
         executor=executor,
         language=language("python"),
         tests=tests,
-        limits=judge.limits_for(LIMITS, "python", program),
+        limits=Limits(LIMITS.time_seconds, LIMITS.memory_bytes + program.memory_allowance),
         check=never,
         runner=judge.runner,
         output_limit=judge.output_limit,

@@ -10,23 +10,33 @@ from typing import Any
 
 import pytest
 
-from codefu_sandbox import Judge, Limits, Submission, TestCase, Verdict
+from codefu_sandbox import (
+    CheckerConfig,
+    GraderConfig,
+    Judge,
+    Limits,
+    Submission,
+    TestCase,
+    Verdict,
+)
 from codefu_sandbox.judge import check_time_factors
 from codefu_sandbox.languages import (
+    DEFAULT_LANGUAGE,
     ENTRY_POINT_GROUP,
     LANGUAGES,
     Executor,
     Language,
-    Program,
-    Registry,
     check_language,
     default_time_factors,
     for_alias,
     for_fence_tag,
     for_suffix,
     language_of,
+    language_registry,
+    register,
     unregister,
 )
+from codefu_sandbox.request import request_for
 from codefu_sandbox.runner import Runner, SandboxError
 
 MiB = 1 << 20
@@ -41,10 +51,13 @@ BURN = (
 
 
 def test_language_names_and_suffixes() -> None:
-    assert tuple(LANGUAGES) == ("cpp", "python")
-    assert language_of(Path("a.py")) == "python"
-    assert language_of(Path("a.cpp")) == language_of(Path("a.txt")) == "cpp"
-    with pytest.raises(ValueError, match="choose one of cpp, python"):
+    assert DEFAULT_LANGUAGE in LANGUAGES
+    for name, language in LANGUAGES.items():
+        assert language.name == name and check_language(name) == name
+        for suffix in language.suffixes:
+            assert language_of(Path(f"a{suffix}")) == name
+    assert language_of(Path("a.txt")) == DEFAULT_LANGUAGE
+    with pytest.raises(ValueError, match=f"choose one of {', '.join(LANGUAGES)}"):
         check_language("java")
 
 
@@ -165,13 +178,21 @@ def test_the_time_factor_scales_the_limit(cache_dir: Path) -> None:
     assert ok.verdict is Verdict.AC, ok.to_dict()
     assert 0.15 <= ok.tests[0].cpu_seconds <= 0.3
     # C++ keeps its own factor, whatever Python's is.
-    assert lenient.limits_for(limits, "cpp", _program(lenient)).time_seconds == 0.1
-
-
-def _program(judge: Judge) -> Program:
-    _, program = judge.executor("cpp").compile(SUM_CPP)
-    assert program is not None
-    return program
+    cpp = request_for(
+        limits, 1, checker=CheckerConfig(), grader=GraderConfig(), time_factors=lenient.time_factors
+    )
+    assert cpp.limits.time_seconds == 0.1
+    # A request is judged under its limits as they are: the judge's own factors are the
+    # defaults of `judge`, not applied again to a request made elsewhere.
+    made = request_for(
+        limits,
+        1,
+        language="python",
+        checker=CheckerConfig(),
+        grader=GraderConfig(),
+        time_factors={"python": 3.0},
+    )
+    assert strict.judge_request(BURN, tests, made).verdict is Verdict.AC
 
 
 def test_the_interpreter_baseline_is_allowed_on_top_of_the_limit(judge: Judge) -> None:
@@ -206,24 +227,28 @@ class _Named(Language):
 
 
 def test_registration_refuses_a_name_suffix_tag_or_alias_taken() -> None:
-    registry = Registry(*LANGUAGES.values())
+    taken_by = {language.name: language for language in LANGUAGES.values()}
+    cpp, python = taken_by[DEFAULT_LANGUAGE], LANGUAGES["python"]
     for taken, clash in (
-        ("name", {"name": "python"}),
-        ("suffix", {"suffixes": (".cc",)}),
-        ("fence tag", {"fence_tags": ("py",)}),
-        ("alias", {"aliases": ("CPP",)}),
+        ("name", {"name": python.name}),
+        ("suffix", {"suffixes": cpp.suffixes[-1:]}),
+        ("fence tag", {"fence_tags": python.fence_tags[-1:]}),
+        ("alias", {"aliases": cpp.aliases[:1]}),
     ):
-        with pytest.raises(ValueError, match="already name"):
-            registry.register(type(f"Clash{taken}", (_Named,), clash)())
-    registry.register(_Named())
-    assert list(registry) == ["cpp", "python", "plain"]
-    registry.unregister("plain")
-    with pytest.raises(ValueError, match="default language 'cpp' cannot be unregistered"):
-        registry.unregister("cpp")
+        with pytest.raises(ValueError, match=r"already (names|registered)"):
+            register(type(f"Clash{taken}", (_Named,), clash)())
+    register(_Named())
+    try:
+        assert list(LANGUAGES) == [*taken_by, "plain"]
+    finally:
+        unregister("plain")
+    assert list(LANGUAGES) == list(taken_by)
+    with pytest.raises(ValueError, match=f"default language '{cpp.name}' cannot be unregistered"):
+        unregister(cpp.name)
     with pytest.raises(ValueError, match="unknown language 'plain'"):
         unregister("plain")
     with pytest.raises(ValueError, match="register a Language instance"):
-        registry.register(_Named)  # type: ignore[arg-type]
+        register(object())
 
 
 def test_the_registry_answers_by_suffix_tag_and_alias() -> None:
@@ -268,9 +293,9 @@ def test_a_package_adds_a_language_by_an_entry_point(
         f"[{ENTRY_POINT_GROUP}]\nplain = codefu_plain:LANGUAGE\n"
     )
     monkeypatch.syspath_prepend(str(tmp_path))
-    registry = Registry(*(LANGUAGES[name] for name in ("cpp", "python")))
-    assert list(registry) == ["cpp", "python", "plain"]
+    registry = language_registry()
+    assert list(registry) == sorted([*LANGUAGES, "plain"])
     assert registry["plain"].display_name == "Plain"
     (info / "entry_points.txt").write_text(f"[{ENTRY_POINT_GROUP}]\nplain = codefu_plain:Nope\n")
     with pytest.raises(RuntimeError, match=r"plain = codefu_plain:Nope .* cannot be registered"):
-        list(Registry())
+        list(language_registry().values())

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from codefu_sandbox import CheckerConfig
-from codefu_sandbox.checkers import BUILTIN
+from codefu_sandbox.checkers import comparisons
 from codefu_sandbox.rules import TOLERANCE_PARAMS, JudgingRules, checker_config, checker_params
 
 EVERY_RULE = JudgingRules(("NO", "YES"), 1e-4, "absolute", several_answers=True, any_order="line")
@@ -38,7 +38,7 @@ def test_without_rules_only_the_default_tolerance() -> None:
     assert checker_params("floats", None, tolerance=1) == {"precision": 1.0}
 
 
-@pytest.mark.parametrize("checker", BUILTIN)
+@pytest.mark.parametrize("checker", comparisons())
 @pytest.mark.parametrize(
     "rules",
     [
@@ -52,7 +52,7 @@ def test_the_parameters_are_ones_the_checker_takes(
     checker: str, rules: JudgingRules | None
 ) -> None:
     CheckerConfig(checker, checker_params(checker, rules, tolerance=1e-6))  # raises if not
-    assert set(TOLERANCE_PARAMS) <= set(BUILTIN)
+    assert set(TOLERANCE_PARAMS) <= set(comparisons())
 
 
 def test_checker_config_is_the_checker_with_those_parameters() -> None:

@@ -2,10 +2,12 @@
 rules of each problem, find its checker program, then clean the kept rows' tests, judge
 them (`batch_checks`) and append their veRL rows to the tier's writer.
 
-A problem whose source fixes how it is judged (a call-based grader, or a comparison such as
-`livecodebench`) is judged as its source judges it: the statement's "print any answer" does
-not drop it. A call-based problem is kept only when the prompts ask for a language the call
-grader runs (`schema.call_grader_languages`; else reason `call_grader_language`).
+A problem whose source fixes how it is judged (a grader that compares values itself, not
+the checker: `Grader.uses_checker`; or a comparison such as `livecodebench`) is judged as its
+source judges it: the statement's "print any answer" does not drop it. A problem is kept
+only when the prompts ask for a language its grader runs (`Grader.languages`; else reason
+`grader_language`), and its prompt asks for what its grader calls, if anything
+(`Grader.defines`). No grader is named here: each row's grader answers for itself.
 """
 
 from __future__ import annotations
@@ -22,23 +24,23 @@ from codefu_data.checkers import Checker, checker_config, checker_from_column, c
 from codefu_data.clean_tests import drop_untestable, without_truncated_outputs
 from codefu_data.config import DataConfig, date_window
 from codefu_data.filters import DuplicateIndex, ProblemMeta, quality_reason, window_reason
-from codefu_data.formats.problems import CALL
 from codefu_data.judging_rules import rules_from_statement
 from codefu_data.manifest import Counts, PrepareStats
 from codefu_data.prompts import build_messages
 from codefu_data.reader import DataError
-from codefu_data.schema import call_grader_languages, time_limit_seconds
 from codefu_data.tier_writer import TierWriter, build_rows
 from codefu_data.tiers import assign_tier
 from codefu_data.validate import Validator
+from codefu_sandbox import GraderConfig, Judge, time_limit_seconds
+from codefu_sandbox.graders import Grader
 from codefu_sandbox.rules import JudgingRules
 
 # Problems that passed the filters but no tier (counted in the manifest, never written).
 UNTIERED = "untiered"
 # Drop reason of the judging rules (docs/ARCHITECTURE.md, "Judging rules").
 SEVERAL_VALID_ANSWERS = "several_valid_answers"
-# Drop reason of a call-based problem when `data.language` is none the call grader runs.
-CALL_GRADER_LANGUAGE = "call_grader_language"
+# Drop reason of a problem whose grader runs none of the languages `data.language` names.
+GRADER_LANGUAGE = "grader_language"
 
 
 def judged_against_one_answer(rules: JudgingRules) -> bool:
@@ -66,7 +68,7 @@ def process_batch(
     stats: PrepareStats,
     writers: dict[tuple[str, str], TierWriter],
     validator: Validator | None,
-    checker_judge: Any = None,
+    checker_judge: Judge | None = None,
 ) -> None:
     """Filter, tier, clean, judge and write one row group of split `split`, counting each
     problem under its tier and drop reason (or "kept") in `counts`."""
@@ -78,7 +80,7 @@ def process_batch(
     mems = table.column("memory_limit_bytes").to_pylist()
     labels = table.column("difficulty_label").to_pylist()
     dates = table.column("contest_date").to_pylist()
-    graders = table.column("grader").to_pylist()
+    graders = [_grader(stored) for stored in table.column("grader").to_pylist()]
     source_checkers = table.column("source_checker").to_pylist()
     n_public = _tests_counts(table.column("public_tests"))
     n_private = _tests_counts(table.column("private_tests"))
@@ -173,7 +175,7 @@ def process_batch(
                 time_limit_seconds=time_limit_seconds(times[i]) or 0.0,
                 memory_bytes=mems[i],
                 language=cfg.language,
-                call=_call_function(graders[i]),
+                call=graders[i].defines(),
                 starter_code=starters[i],
             )
             for i in rows
@@ -198,26 +200,26 @@ def process_batch(
         )
 
 
-def _call_function(grader: dict[str, Any] | None) -> str | None:
-    """The function a call-based problem's answer defines (None: a stdin problem)."""
-    if grader is None or grader.get("name") != CALL:
-        return None
-    return str((grader.get("params") or {}).get("fn_name") or "")
+def _grader(stored: dict[str, Any] | None) -> Grader:
+    """The grader of a row's `grader` column (null: the default grader)."""
+    try:
+        return GraderConfig.from_dict(stored).grader()
+    except ValueError as exc:
+        raise DataError(f"a problem's grader {stored!r}: {exc}") from exc
 
 
-def _grader_reason(cfg: DataConfig, grader: dict[str, Any] | None) -> str | None:
-    """`call_grader_language` for a call-based problem the prompts' language cannot answer."""
-    if _call_function(grader) is not None and cfg.language not in call_grader_languages():
-        return CALL_GRADER_LANGUAGE
+def _grader_reason(cfg: DataConfig, grader: Grader) -> str | None:
+    """`grader_language` for a problem whose grader runs no program in the prompts'
+    language (`data.language`)."""
+    if grader.languages is not None and cfg.language not in grader.languages:
+        return GRADER_LANGUAGE
     return None
 
 
-def _judged_as_its_source_judges(
-    grader: dict[str, Any] | None, source_checker: dict[str, Any] | None
-) -> bool:
-    """A call-based problem, or one its source compares (`livecodebench`): one expected
-    answer is how its source judges it."""
-    return _call_function(grader) is not None or source_checker is not None
+def _judged_as_its_source_judges(grader: Grader, source_checker: dict[str, Any] | None) -> bool:
+    """A problem whose grader compares values itself, or one its source compares
+    (`livecodebench`): one expected answer is how its source judges it."""
+    return not grader.uses_checker or source_checker is not None
 
 
 def _checker_of(cfg: DataConfig, table: pa.Table, row: int, name: str) -> Checker | None:

@@ -6,7 +6,6 @@
 from __future__ import annotations
 
 from collections.abc import Collection
-from typing import Any
 
 import pyarrow as pa
 
@@ -14,12 +13,10 @@ from codefu_data.checkers import Checker, CheckerCandidate, validate_checker
 from codefu_data.clean_tests import TestsOverride, tests_of
 from codefu_data.config import DataConfig
 from codefu_data.manifest import Counts, PrepareStats
-from codefu_data.schema import judge_time_seconds
 from codefu_data.solutions import programs
 from codefu_data.validate import NO_PRIVATE_TESTS_AFTER_VALIDATION, Candidate, Validator
-from codefu_sandbox import CheckerConfig, GraderConfig
+from codefu_sandbox import Judge, judge_time_seconds
 from codefu_sandbox.rules import JudgingRules
-from codefu_sandbox.rules import checker_config as rules_checker_config
 
 
 def validate_rows(
@@ -48,19 +45,21 @@ def validate_rows(
         )
     candidates = []
     for row, r, rule, pub, priv in zip(rows, sub, rules, *tests, strict=True):
-        pairs = list(zip(pub["input"], pub["output"], strict=True)) + list(
-            zip(priv["input"], priv["output"], strict=True)
-        )
+        # The problem as its ground truth will state it (its tests the cleaned ones).
+        ground_truth = {
+            "name": r["name"],
+            "time_limit": r["time_limit"],
+            "memory_limit_bytes": r["memory_limit_bytes"],
+            "public_tests": pub,
+            "private_tests": priv,
+            "judging_rules": rule.to_dict(),
+            "checker": r.get("source_checker"),
+            "grader": r.get("grader"),
+        }
         candidates.append(
             Candidate(
-                pairs,
-                judge_time_seconds(r["time_limit"], scale=validator.cfg.time_limit_scale),
-                r["memory_limit_bytes"],
+                validator.policy.problem(ground_truth),
                 None if row in skip else r.get("solutions"),
-                rules_checker_config(validator.cfg.validate_checker, rule)
-                if r.get("source_checker") is None
-                else CheckerConfig.from_dict(r["source_checker"]),
-                GraderConfig.from_dict(r.get("grader")),
             )
         )
     decisions = validator.run(candidates)
@@ -70,7 +69,7 @@ def validate_rows(
     privates: list[dict[str, list[str]]] = []
     for row, pub, cand, d in zip(rows, tests[0], candidates, decisions, strict=True):
         n_pub = len(pub["input"])
-        keep = range(len(cand.tests)) if d is None else d.kept_tests
+        keep = range(len(cand.problem.tests)) if d is None else d.kept_tests
         reason = None if d is None else d.reason
         pub_idx = [t for t in keep if t < n_pub]
         priv_idx = [t for t in keep if t >= n_pub]
@@ -85,14 +84,14 @@ def validate_rows(
             validated.add(row)
         publics.append(
             {
-                "input": [cand.tests[t][0] for t in pub_idx],
-                "output": [cand.tests[t][1] for t in pub_idx],
+                "input": [cand.problem.tests[t][0] for t in pub_idx],
+                "output": [cand.problem.tests[t][1] for t in pub_idx],
             }
         )
         privates.append(
             {
-                "input": [cand.tests[t][0] for t in priv_idx],
-                "output": [cand.tests[t][1] for t in priv_idx],
+                "input": [cand.problem.tests[t][0] for t in priv_idx],
+                "output": [cand.problem.tests[t][1] for t in priv_idx],
             }
         )
     return kept_rows, (publics, privates), validated
@@ -100,7 +99,7 @@ def validate_rows(
 
 def validate_checker_rows(
     cfg: DataConfig,
-    judge: Any,
+    judge: Judge,
     *,
     table: pa.Table,
     rows: list[int],

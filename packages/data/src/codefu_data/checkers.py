@@ -26,9 +26,16 @@ from pathlib import Path
 from typing import Any
 
 from codefu_data.config import AUTO, CheckersConfig
-from codefu_sandbox import CheckerConfig, Limits, Submission, TestCase, Verdict
-from codefu_sandbox.checker_runner import CheckerError, CheckerLimits
-from codefu_sandbox.checkers import program
+from codefu_sandbox import (
+    CheckerConfig,
+    CheckerError,
+    Judge,
+    Limits,
+    Submission,
+    TestCase,
+    Verdict,
+    checker_program,
+)
 from codefu_sandbox.languages import DEFAULT_LANGUAGE, LANGUAGES, get
 
 # Drop reasons (manifest `checkers`).
@@ -138,8 +145,9 @@ class CheckerCandidate:
 
 def checker_config(checker: Checker, source: str, cfg: CheckersConfig) -> CheckerConfig:
     """The codefu-sandbox configuration that judges with `checker`, whose `source` has
-    testlib.h inlined; the ground truth stores its `to_dict()`."""
-    return program.config(
+    testlib.h inlined (its own limits per test: `data.checkers`); the ground truth stores
+    its `to_dict()`."""
+    return checker_program(
         source,
         checker.language,
         time_seconds=cfg.time_seconds,
@@ -147,19 +155,19 @@ def checker_config(checker: Checker, source: str, cfg: CheckersConfig) -> Checke
     )
 
 
-def validate_checker(judge: Any, cand: CheckerCandidate, cfg: CheckersConfig) -> CheckerVerdict:
-    """Validate one checker with a codefu_sandbox `Judge` (see the module docstring)."""
+def validate_checker(judge: Judge, cand: CheckerCandidate, cfg: CheckersConfig) -> CheckerVerdict:
+    """Validate one checker with a codefu_sandbox `Judge`, through its public face (see the
+    module docstring): the checker is built (`Judge.prepare_checker`), then asked about each
+    expected output (`Judge.check_output`), then judges the known programs (`judge_many`)."""
     try:
         language = get(cand.checker.language)
         source = language.checker_source(cand.checker.source, cfg.testlib or "")
-        prepared = judge.checkers.prepare(source, cand.checker.language)
+        config = checker_config(cand.checker, source, cfg)
+        judge.prepare_checker(config)
     except CheckerError as exc:
         return CheckerVerdict(CHECKER_BROKEN, detail=str(exc))
-    limits = CheckerLimits(cfg.time_seconds, cfg.memory_bytes)
     for index, (test_in, test_out) in enumerate(cand.tests):
-        result = judge.checkers.check(
-            prepared, input=test_in, output=test_out, expected=test_out, limits=limits
-        )
+        result = judge.check_output(config, test_out, test_out, input=test_in)
         if result.internal_error:
             return CheckerVerdict(CHECKER_FAILED, detail=f"test {index}: {result.message}")
         if not result.ok:
@@ -168,7 +176,6 @@ def validate_checker(judge: Any, cand: CheckerCandidate, cfg: CheckersConfig) ->
             )
     tests = [TestCase(a, b) for a, b in cand.tests]
     problem_limits = Limits(cand.time_seconds, cand.memory_bytes)
-    config = checker_config(cand.checker, source, cfg)
     accepted = cand.accepted[: cfg.max_programs]
     incorrect = cand.incorrect[: cfg.max_programs]
     workers = cfg.workers or None

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from codefu_data.checkers import verdict_table
-from codefu_data.compose import ConfigError, compose_config, did_you_mean
+from codefu_data.compose import ComposeError, compose_config, did_you_mean
 from codefu_data.config import (
     DataConfig,
     PromptConfig,
@@ -112,7 +112,7 @@ def load_data_config(config_dir: str | None, overrides: Sequence[str]) -> DataCo
     check_overrides(overrides, options)
     try:
         cfg = compose_config(directory, "prepare", [_with_prefix(o) for o in overrides])
-    except ConfigError as exc:
+    except ComposeError as exc:
         message = " ".join(line.strip() for line in str(exc).splitlines() if line.strip())
         raise DataError(
             f"invalid override(s) {' '.join(overrides)}: {message}. Valid keys: "

@@ -13,8 +13,10 @@ from pathlib import Path
 from omegaconf import DictConfig
 
 
-class ConfigError(ValueError):
-    """A configuration problem; the message says which key or option and what is valid."""
+class ComposeError(ValueError):
+    """Hydra could not compose a configuration; the message says which key or option and
+    what is valid (each command says it in its own words: codefu-data's exit 2, the
+    trainer's `ConfigError`)."""
 
 
 def dotted_keys(node: DictConfig, prefix: str = "") -> Iterator[str]:
@@ -80,7 +82,7 @@ def compose_config(conf_dir: Path, config_name: str | None, overrides: Sequence[
     """Compose `<conf_dir>/<config_name>.yaml` (None: no primary config, only groups the
     overrides add) with Hydra overrides.
 
-    Raises ConfigError when the file is missing or Hydra/OmegaConf reject an override (the
+    Raises ComposeError when the file is missing or Hydra/OmegaConf reject an override (the
     message keeps Hydra's, which names the key, plus its cause).
     """
     from hydra import compose, initialize_config_dir
@@ -90,7 +92,7 @@ def compose_config(conf_dir: Path, config_name: str | None, overrides: Sequence[
 
     directory = conf_dir.expanduser().resolve()
     if config_name is not None and not (directory / f"{config_name}.yaml").is_file():
-        raise ConfigError(
+        raise ComposeError(
             f"No {config_name}.yaml in {directory}: pass --config-dir pointing at the "
             "repository's conf/ directory."
         )
@@ -100,4 +102,4 @@ def compose_config(conf_dir: Path, config_name: str | None, overrides: Sequence[
             return compose(config_name=config_name, overrides=list(overrides))
     except (HydraException, OmegaConfBaseException) as exc:
         cause = f" ({exc.__cause__})" if exc.__cause__ else ""
-        raise ConfigError(f"{exc}{cause}") from exc
+        raise ComposeError(f"{exc}{cause}") from exc

@@ -24,8 +24,9 @@ MANIFEST = "manifest.json"
 # The layout of manifest.json and the processed parquet: raised when either changes, so a
 # trainer can tell a dataset prepared by another version (codefu_trainer.run.prepared_data).
 # 2: the ground truth's `grader`; data_source per problem. 3: extra_info's difficulty,
-# platform and contest date.
-MANIFEST_FORMAT = 3
+# platform and contest date. 4: the grader's parameters as their JSON text (as the grader
+# defines them), the drop reason `grader_language`.
+MANIFEST_FORMAT = 4
 STAMP = ".prepare-stamp.json"
 RULE_NAMES = ("any_case", "tolerance", "several_answers", "any_order")
 Counts = dict[str, dict[str, dict[str, int]]]  # tier → split → reason (or "kept") → n

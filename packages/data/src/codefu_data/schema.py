@@ -8,14 +8,9 @@ truth's ``judging_rules`` (docs/ARCHITECTURE.md, "Processed dataset").
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
 import pyarrow as pa
 
 from codefu_sandbox.checkers import PROGRAM, param_types
-from codefu_sandbox.graders import get_grader
-from codefu_sandbox.languages import LANGUAGES
 
 TESTS_TYPE = pa.struct([("input", pa.list_(pa.string())), ("output", pa.list_(pa.string()))])
 SOLUTIONS_TYPE = pa.struct(
@@ -51,33 +46,10 @@ RAW_SCHEMA = pa.schema(
 
 OUT_TESTS_TYPE = TESTS_TYPE
 # How a problem's tests are run and compared (docs/ARCHITECTURE.md, "Ground truth"; null:
-# the standard stdin/stdout grader). In codefu_sandbox: `graders.GraderConfig`.
-GRADER_TYPE = pa.struct(
-    [
-        ("name", pa.string()),  # "stdio" | "call"
-        (
-            "params",
-            pa.struct(
-                [
-                    ("fn_name", pa.string()),  # call: the function or Solution method
-                    ("prelude", pa.string()),  # a named import prelude ("livecodebench") or null
-                    (
-                        "compare",
-                        pa.string(),
-                    ),  # call: "exact" (null = exact), "apps", "livecodebench"
-                ]
-            ),
-        ),
-    ]
-)
-
-
-def call_grader_languages() -> frozenset[str]:
-    """The languages the call grader runs, as it declares them (`Grader.languages`, from
-    the judge's grader registry): a call-based problem is kept only when the prompts ask for
-    one of them (`data.language`)."""
-    declared = get_grader("call").languages
-    return frozenset(LANGUAGES if declared is None else declared)
+# the default grader): the grader's name and its parameters as the grader defines them,
+# their JSON text (`codefu_sandbox.GraderConfig.stored`), so a grader with parameters of
+# its own needs no change here.
+GRADER_TYPE = pa.struct([("name", pa.string()), ("params", pa.string())])
 
 
 # A problem's checker program, validated by prepare (null: none), stored as its
@@ -197,33 +169,3 @@ OUTPUT_SCHEMA = pa.schema(
 )
 DATA_SOURCE = "code_contests"  # CodeContests' rows (and veRL rows that name none)
 ABILITY = "coding-cp"
-
-
-def time_limit_seconds(value: Any) -> float | None:
-    """A CodeContests ``time_limit`` (``{seconds, nanos}``, or a plain number) in seconds.
-
-    None when the limit is absent: a null value, or a mapping without ``seconds``.
-    """
-    if isinstance(value, Mapping):
-        if value.get("seconds") is None:
-            return None
-        return float(value["seconds"]) + float(value.get("nanos") or 0) / 1e9
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        return float(value)
-    return None
-
-
-def judge_time_seconds(value: Any, *, scale: float, default: float | None = None) -> float:
-    """The CPU seconds per test a problem is judged under, wherever it is judged (data
-    validation, the reward): its ``time_limit`` (`time_limit_seconds`), or `default` when it
-    has none (or one <= 0), times `scale`, the one setting ``data.time_limit_scale``
-    (training and evaluation give it to the reward as ``reward.time_limit_scale``).
-
-    Raises ValueError when the problem has no time limit and no `default` is given.
-    """
-    seconds = time_limit_seconds(value) or 0.0
-    if seconds <= 0:
-        if default is None:
-            raise ValueError(f"no time limit in {value!r} and no default")
-        seconds = default
-    return seconds * scale

@@ -33,11 +33,10 @@ from typing import Any
 from codefu_data.config import DataConfig
 from codefu_data.solutions import programs
 from codefu_sandbox import (
-    CheckerConfig,
-    GraderConfig,
     Judge,
-    Limits,
-    Submission,
+    JudgingPolicy,
+    Problem,
+    RequestedSubmission,
     TestCase,
     Verdict,
 )
@@ -116,18 +115,14 @@ class ValidationStats:
 
 @dataclass(frozen=True)
 class Candidate:
-    """One problem to validate: its tests and limits as plain values."""
+    """One problem to validate: the problem as the judge reads its ground truth under the
+    validation's policy (`Validator.policy`: every test, the public ones first;
+    `data.validate_checker`
+    under its judging rules, or the comparison its source fixes; its grader; a request per
+    validated language), and its CodeContests `solutions` struct."""
 
-    tests: list[tuple[str, str]]  # public then private
-    time_seconds: float
-    memory_bytes: int
-    solutions: dict[str, Any] | None  # CodeContests `solutions` struct
-    # `data.validate_checker` under the problem's judging rules (`rules.checker_config`), or
-    # the comparison its source fixes (`livecodebench`).
-    checker: CheckerConfig
-    # How its tests run (the ground truth's `grader`): its solutions in the languages this
-    # grader runs are judged.
-    grader: GraderConfig = field(default_factory=GraderConfig)
+    problem: Problem
+    solutions: dict[str, Any] | None
 
 
 class Validator:
@@ -135,7 +130,16 @@ class Validator:
 
     def __init__(self, cfg: DataConfig) -> None:
         self.cfg = cfg
-        self.judge = Judge(time_factors=cfg.time_factors)
+        self.judge = Judge()
+        # How validation judges (`data.time_limit_scale`, `data.time_factors`: the reward's
+        # settings too), in each language it validates, on every test (the public ones first).
+        self.policy = JudgingPolicy(
+            checker=cfg.validate_checker,
+            time_limit_scale=cfg.time_limit_scale,
+            time_factors=cfg.time_factors,
+            languages=tuple(cfg.validate_languages),
+            include_public_tests=True,
+        )
         self.stats = ValidationStats(
             languages={language: LanguageStats() for language in cfg.validate_languages}
         )
@@ -150,23 +154,13 @@ class Validator:
         submissions = []
         owners: list[tuple[int, str]] = []
         for i, cand in enumerate(candidates):
-            tests = [TestCase(input=a, output=b) for a, b in cand.tests]
-            limits = Limits(time_seconds=cand.time_seconds, memory_bytes=cand.memory_bytes)
-            graded = cand.grader.grader().languages
-            for language in self.cfg.validate_languages:
+            tests = [TestCase(input=a, output=b) for a, b in cand.problem.tests]
+            for language, request in cand.problem.requests.items():
+                graded = request.grader.grader().languages
                 if graded is not None and language not in graded:
                     continue
                 for src in self.solutions(cand.solutions, language):
-                    submissions.append(
-                        Submission(
-                            source=src,
-                            tests=tests,
-                            limits=limits,
-                            checker=cand.checker,
-                            language=language,
-                            grader=cand.grader,
-                        )
-                    )
+                    submissions.append(RequestedSubmission(src, tests, request))
                     owners.append((i, language))
         workers = self.cfg.validate_workers or None
         reports = self.judge.judge_many(submissions, max_workers=workers) if submissions else []
@@ -184,7 +178,7 @@ class Validator:
                 decisions.append(None)
                 continue
             for language, language_runs in by_language.items():
-                alone = decide(language_runs, len(cand.tests), limit)
+                alone = decide(language_runs, len(cand.problem.tests), limit)
                 stats = self.stats.languages[language]
                 stats.problems += 1
                 if alone.reason is None:
@@ -193,9 +187,9 @@ class Validator:
                     stats.dropped[alone.reason] += 1
             self.stats.problems_validated += 1
             every = [run for language_runs in by_language.values() for run in language_runs]
-            d = decide(every, len(cand.tests), limit)
+            d = decide(every, len(cand.problem.tests), limit)
             if d.reason is None:
-                self.stats.tests_dropped += len(cand.tests) - len(d.kept_tests)
+                self.stats.tests_dropped += len(cand.problem.tests) - len(d.kept_tests)
             decisions.append(d)
         return decisions
 

@@ -25,8 +25,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from codefu_sandbox.checkers import CheckerConfig
-from codefu_sandbox.graders import NAMES as GRADERS
-from codefu_sandbox.graders import GraderConfig, grader_config
+from codefu_sandbox.graders import GRADERS, GraderConfig, grader_config
 from codefu_sandbox.languages import LANGUAGES, language_of
 from codefu_sandbox.models import Limits, TestCase, parse_memory
 
@@ -120,7 +119,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("source", type=Path, metavar="SOURCE.cpp|SOURCE.py")
     parser.add_argument(
         "--language",
-        choices=LANGUAGES,
+        choices=list(LANGUAGES),
         default=None,
         help="the source's language (default: the one its suffix names: python for a .py "
         "file; else cpp)",
@@ -152,7 +151,7 @@ def build_parser() -> argparse.ArgumentParser:
     grader = parser.add_mutually_exclusive_group()
     grader.add_argument(
         "--grader",
-        choices=GRADERS,
+        choices=list(GRADERS),
         default=None,
         help="how each test runs and compares (default stdio: stdin, stdout, the checker)",
     )
@@ -198,15 +197,15 @@ def main(argv: list[str] | None = None) -> int:
         if args.checker_config is not None:
             checker = load_checker_config(args.checker_config)
         else:
-            from codefu_sandbox.checkers import BUILTIN
+            from codefu_sandbox.checkers import comparisons
 
             args.checker = args.checker or "tokens"
             if (
-                args.checker not in BUILTIN
+                args.checker not in comparisons()
                 and not Path(args.checker.removeprefix("testlib:")).is_file()
             ):
                 raise InputError(
-                    f"unknown checker {args.checker!r}: choose one of {', '.join(BUILTIN)} "
+                    f"unknown checker {args.checker!r}: choose one of {', '.join(comparisons())} "
                     "or give a checker program path"
                 )
             checker = args.checker

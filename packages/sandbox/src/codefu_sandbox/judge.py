@@ -18,7 +18,15 @@ from typing import Any
 
 from codefu_sandbox import languages
 from codefu_sandbox.checker_runner import CheckerLimits, CheckerRunner
-from codefu_sandbox.checkers import MODULES, CheckerConfig, CheckResult, bind, get_checker, program
+from codefu_sandbox.checkers import (
+    CHECKERS,
+    PROGRAM,
+    CheckerConfig,
+    CheckResult,
+    bind,
+    get_checker,
+    program,
+)
 from codefu_sandbox.graders import GraderConfig, GradingJob, grader_config
 from codefu_sandbox.graders.base import memory_cap
 from codefu_sandbox.languages import (
@@ -31,6 +39,7 @@ from codefu_sandbox.languages import (
 )
 from codefu_sandbox.models import Limits, TestCase
 from codefu_sandbox.records import CompileResult
+from codefu_sandbox.request import JudgeRequest, request_for
 from codefu_sandbox.runner import Runner, SandboxError
 from codefu_sandbox.verdicts import (
     JudgeReport,
@@ -45,9 +54,11 @@ DEFAULT_OUTPUT_LIMIT = 64 << 20
 __all__ = [
     "DEFAULT_OUTPUT_LIMIT",
     "Judge",
+    "RequestedSubmission",
     "Submission",
     "check_tests",
     "check_time_factors",
+    "checked_tests",
     "checker_config",
     "default_cache_dir",
     "usable_cpus",
@@ -82,6 +93,15 @@ class Submission:
     checker_params: Mapping[str, Any] | None = None
     language: str = DEFAULT_LANGUAGE  # a registered language (codefu_sandbox.languages)
     grader: str | GraderConfig | None = None  # None: the default grader (stdio)
+
+
+@dataclass(frozen=True)
+class RequestedSubmission:
+    """A program, its tests and the request that judges it (`Judge.judge_request`)."""
+
+    source: str
+    tests: Sequence[TestCase]
+    request: JudgeRequest
 
 
 class Judge:
@@ -138,12 +158,6 @@ class Judge:
                 self._executors[declared.name] = found
             return found
 
-    def limits_for(self, limits: Limits, language: str, program: Program) -> Limits:
-        """A problem's limits as they apply to `program` in `language`: the time limit
-        times the language's factor, the memory limit plus the runtime's allowance."""
-        factor = self.time_factors.get(language, languages.get(language).time_factor)
-        return Limits(limits.time_seconds * factor, limits.memory_bytes + program.memory_allowance)
-
     def judge(
         self,
         source: str,
@@ -169,15 +183,35 @@ class Judge:
         `limits.time_seconds`. `grader` runs and compares the tests (a name or a
         `GraderConfig`; None: `stdio`); a program in a language the grader does not run
         (`Grader.languages`) is a compile error. A language's first submission sets its toolchain
-        up: SandboxError (not a verdict) when it cannot work on this host.
+        up: SandboxError (not a verdict) when it cannot work on this host. The arguments
+        make one `JudgeRequest` (`request.request_for`), judged by `judge_request`.
         """
-        tests = list(tests)
-        if not tests:
-            raise ValueError("no tests to judge against: pass at least one TestCase")
-        check_tests(tests)
-        config = checker_config(checker, checker_params)
-        grading = grader_config(grader).grader()
-        declared = languages.get(language)
+        tests = checked_tests(tests)
+        request = request_for(
+            limits,
+            len(tests),
+            language=language,
+            checker=checker_config(checker, checker_params),
+            grader=grader_config(grader),
+            time_factors=self.time_factors,
+            stop_on_first_failure=stop_on_first_failure,
+            stop_on=stop_on,
+        )
+        return self._judge(source, tests, request)
+
+    def judge_request(
+        self, source: str, tests: Sequence[TestCase], request: JudgeRequest
+    ) -> JudgeReport:
+        """Judge one submission as `request` says (its limits as they are: the time factor
+        is applied where the request was made); the built program's memory allowance is
+        added here. Raises ValueError for no tests, or a test that is not text (see
+        `check_tests`); SandboxError when the language's toolchain cannot work on this host.
+        """
+        return self._judge(source, checked_tests(tests), request)
+
+    def _judge(self, source: str, tests: list[TestCase], request: JudgeRequest) -> JudgeReport:
+        grading = request.grader.grader()
+        declared = languages.get(request.language)
         if grading.languages is not None and declared.name not in grading.languages:
             refused = CompileResult(
                 False,
@@ -187,22 +221,20 @@ class Judge:
                 f"not {declared.name}: answer this problem in one of those",
             )
             return aggregate([], refused, len(tests), self.isolation)
-        executor = self.executor(language)
+        executor = self.executor(declared.name)
         try:
-            check = self._checker(config)
+            check = self._checker(request.checker)
             compiled, built = executor.compile(grading.source(source, declared))
         except SandboxError as exc:  # compiling the checker or the submission
             return internal_error(str(exc), len(tests), self.isolation)
         if built is None:
             return aggregate([], compiled, len(tests), self.isolation)
-        limits = self.limits_for(limits, language, built)
+        limits = Limits(
+            request.limits.time_seconds, request.limits.memory_bytes + built.memory_allowance
+        )
         mle = static_data_verdict(built.static_bytes, address_space=memory_cap(limits.memory_bytes))
         if mle is not None:
             return aggregate([mle], compiled, len(tests), self.isolation)
-
-        def stops_after(verdict: Verdict) -> bool:
-            return verdict in stop_on or (stop_on_first_failure and verdict is not Verdict.AC)
-
         job = GradingJob(
             program=built,
             executor=executor,
@@ -213,17 +245,22 @@ class Judge:
             runner=self.runner,
             output_limit=self.output_limit,
             allow_file_writes=self.allow_file_writes,
-            stops_after=stops_after,
+            stops_after=request.stops_after,
         )
         return aggregate(grading.grade(job), compiled, len(tests), self.isolation)
 
     def judge_many(
-        self, submissions: Sequence[Submission], max_workers: int | None = None
+        self,
+        submissions: Sequence[Submission | RequestedSubmission],
+        max_workers: int | None = None,
     ) -> list[JudgeReport]:
-        """Judge many submissions, at most `usable_cpus()` at a time; reports in order."""
+        """Judge many submissions (each by `judge`'s arguments, or by a request), at most
+        `usable_cpus()` at a time; reports in order."""
         workers = min(max_workers or usable_cpus(), usable_cpus(), max(1, len(submissions)))
 
-        def one(sub: Submission) -> JudgeReport:
+        def one(sub: Submission | RequestedSubmission) -> JudgeReport:
+            if isinstance(sub, RequestedSubmission):
+                return self.judge_request(sub.source, sub.tests, sub.request)
             return self.judge(
                 sub.source,
                 sub.tests,
@@ -240,13 +277,32 @@ class Judge:
         with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="codefu-judge") as pool:
             return list(pool.map(one, submissions))
 
+    def prepare_checker(self, checker: CheckerConfig) -> None:
+        """Build `checker`'s program now (compiled once, cached like submissions), so that a
+        checker that cannot run is told from one that rejects an output: CheckerError with
+        the reason (it does not compile, it includes a testlib.h nobody gave). Nothing to do
+        for a checker that is no program given as source."""
+        if checker.name != PROGRAM:
+            return
+        params = checker.params
+        self.checkers.prepare(
+            params["source"], params.get("language", DEFAULT_LANGUAGE), params.get("testlib", "")
+        )
+
+    def check_output(
+        self, checker: CheckerConfig, output: str, expected: str, *, input: str = ""
+    ) -> CheckResult:
+        """`checker`'s answer on one output of a test with this `input` and `expected`
+        output (a checker program runs in this judge's sandbox, as in `judge`)."""
+        return self._checker(checker)(output, expected, input=input)
+
     # ---------------------------------------------------------------- internals
     def _checker(self, config: CheckerConfig) -> Callable[..., CheckResult]:
         """The check function for `config`: a checker module's `check` with its parameters
         (a checker program's runs in this judge's sandbox), or a checker program at a path
         (a source in a registered language, or an executable), run in the sandbox."""
         name, params = config.name, config.params
-        if name in MODULES:
+        if name in CHECKERS:
             return bind(name, params, sandbox=self.checkers)
         path = Path(name.removeprefix("testlib:"))
         seconds = params.get("timeout", CheckerLimits.time_seconds)
@@ -280,6 +336,15 @@ def checker_config(
             )
         return checker
     return CheckerConfig(checker, dict(params or {}))
+
+
+def checked_tests(tests: Sequence[TestCase]) -> list[TestCase]:
+    """`tests` as a list; ValueError when there are none, or one is not text (`check_tests`)."""
+    tests = list(tests)
+    if not tests:
+        raise ValueError("no tests to judge against: pass at least one TestCase")
+    check_tests(tests)
+    return tests
 
 
 def check_tests(tests: Sequence[TestCase]) -> None:

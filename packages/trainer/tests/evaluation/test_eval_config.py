@@ -15,7 +15,7 @@ from codefu_trainer.evaluation.config import (
 )
 from codefu_trainer.evaluation.livecodebench import lcb_style
 from codefu_trainer.evaluation.problems import prompt_char_limit
-from codefu_trainer.run.config import ClusterKind, ModelKind
+from codefu_trainer.run.config import ModelKind
 from codefu_trainer.run.overrides import ConfigError
 
 from ..conftest import CONF
@@ -24,7 +24,7 @@ from ..conftest import CONF
 def test_defaults_compose_the_training_groups() -> None:
     cfg = compose_eval(CONF, [])
     assert (cfg.eval.protocol, cfg.eval.prepare) == ("codefu", False)
-    assert cfg.cluster.kind is ClusterKind.local
+    assert cfg.cluster.kind == "local"
     assert cfg.model.path == "deepseek-ai/DeepSeek-R1-Distill-Qwen-7B"
     assert (cfg.data.tier, cfg.reward.mode.value) == ("easy", "linear")
     e = cfg.eval

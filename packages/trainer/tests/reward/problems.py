@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from codefu_sandbox import CheckerConfig, GraderConfig, JudgeRequest, Limits
+from codefu_sandbox.request import request_for
+
 SUM_PROGRAM = (
     "#include <bits/stdc++.h>\n"
     "int main() { long long a, b; std::cin >> a >> b; std::cout << a + b << '\\n'; }\n"
@@ -51,3 +54,15 @@ def respond(code: str, tag: str = "cpp") -> str:
     """A model-like response: reasoning, then the answer in a fenced block."""
     draft = "```cpp\nint main() {}\n```"
     return f"<think>\nLet me think.\n{draft}\n</think>\nHere:\n```{tag}\n{code}```\n"
+
+
+def cpp_request(checker: CheckerConfig | None = None, tests: int = 1) -> JudgeRequest:
+    """A request for a C++ answer: 1 s and 256 MiB per test, `checker` (default
+    codecontests), the default grader."""
+    return request_for(
+        Limits(1.0, 1 << 28),
+        tests,
+        checker=checker or CheckerConfig("codecontests"),
+        grader=GraderConfig(),
+        time_factors={},
+    )

@@ -18,7 +18,7 @@ import pytest
 from codefu_data.cli import main as data_main
 from codefu_trainer.reward.cli import main as reward_main
 from codefu_trainer.reward.config import DeadlineConfig, RewardConfig
-from codefu_trainer.reward.service import deadline_seconds, problem_from_ground_truth
+from codefu_trainer.reward.service import deadline_seconds
 
 REPO = Path(__file__).resolve().parents[4]
 
@@ -216,8 +216,9 @@ def test_the_deadline_covers_a_call_based_answers_budget() -> None:
         "private_tests": tests,
         "grader": {"name": "call", "params": {"fn_name": "f"}},
     }
-    call = problem_from_ground_truth(truth, cfg)
-    stdio = problem_from_ground_truth({**truth, "grader": None}, cfg)
-    assert deadline_seconds(stdio, cfg, "cpp") == pytest.approx(10 + 4 * 3.5 + 5)
-    assert deadline_seconds(stdio, cfg, "python") == pytest.approx(10 + 4 * 6.5 + 5)
-    assert deadline_seconds(call, cfg, "python") == pytest.approx(10 + 5 * 6.5 + 5)
+    cfg.languages = ["cpp", "python"]
+    call = cfg.policy().problem(truth).requests
+    stdio = cfg.policy().problem({**truth, "grader": None}).requests
+    assert deadline_seconds(stdio["cpp"], cfg.deadline) == pytest.approx(10 + 4 * 3.5 + 5)
+    assert deadline_seconds(stdio["python"], cfg.deadline) == pytest.approx(10 + 4 * 6.5 + 5)
+    assert deadline_seconds(call["python"], cfg.deadline) == pytest.approx(10 + 5 * 6.5 + 5)

@@ -32,6 +32,7 @@ from .problems import (
     DIFF_PROGRAM,
     SPIN_PROGRAM,
     SUM_PROGRAM,
+    cpp_request,
     respond,
     sum_ground_truth,
 )
@@ -40,7 +41,7 @@ COMPARISON = CheckerConfig("codecontests")
 
 
 def _job(source: str, tests_key: str = "t") -> JudgeJob:
-    return JudgeJob(source, [], 1.0, 1 << 28, COMPARISON, False, 10.0, tests_key=tests_key)
+    return JudgeJob(source, [], cpp_request(COMPARISON), 10.0, tests_key=tests_key)
 
 
 def test_audit_choice_is_about_the_share_and_reproducible() -> None:
@@ -188,7 +189,7 @@ def _program(i: int) -> str:
 
 
 def _sum_job(i: int) -> JudgeJob:
-    return JudgeJob(_program(i), TESTS, 1.0, 1 << 28, COMPARISON, False, 60.0, tests_key="s")
+    return JudgeJob(_program(i), TESTS, cpp_request(COMPARISON, len(TESTS)), 60.0, tests_key="s")
 
 
 async def _await_until(ready: Callable[[], bool], what: str) -> None:

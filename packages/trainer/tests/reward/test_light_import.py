@@ -30,6 +30,32 @@ def test_importing_the_reward_loads_no_training_stack() -> None:
     assert json.loads(out.stdout.strip().splitlines()[-1]) == []
 
 
+# What judges a response: the service (ground truth → the sandbox's request → a job), the
+# pools and the worker a judge node runs.
+JUDGE_PATH = (
+    "codefu_trainer.reward.service",
+    "codefu_trainer.reward.worker",
+    "codefu_trainer.reward.judge_pool",
+    "codefu_trainer.reward.local_pool",
+)
+
+
+def test_the_judge_path_imports_the_sandbox_alone_of_our_packages() -> None:
+    """A judge node installs the sandbox and the reward: no codefu-data (nor pyarrow, which
+    it brings), no codefu-launcher."""
+    code = (
+        "import importlib, json, sys\n"
+        f"for m in {JUDGE_PATH!r}: importlib.import_module(m)\n"
+        "print(json.dumps(sorted({m.split('.')[0] for m in sys.modules})))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120
+    )
+    loaded = set(json.loads(out.stdout.strip().splitlines()[-1]))
+    assert "codefu_sandbox" in loaded
+    assert not loaded & {"codefu_data", "codefu_launcher", "pyarrow"}, sorted(loaded)
+
+
 def test_the_verl_adapter_is_the_module_that_needs_verl() -> None:
     code = "import sys\nimport codefu_trainer.reward.verl_adapter\nprint('verl' in sys.modules)\n"
     out = subprocess.run(

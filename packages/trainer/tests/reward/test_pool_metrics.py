@@ -20,7 +20,14 @@ from codefu_trainer.reward.step_metrics import step_metrics
 from codefu_trainer.reward.worker import JudgeJob
 
 from ..conftest import own_ray_cluster
-from .problems import COMPILE_ERROR_PROGRAM, DIFF_PROGRAM, SUM_PROGRAM, respond, sum_ground_truth
+from .problems import (
+    COMPILE_ERROR_PROGRAM,
+    DIFF_PROGRAM,
+    SUM_PROGRAM,
+    cpp_request,
+    respond,
+    sum_ground_truth,
+)
 
 pytestmark = [pytest.mark.ray, pytest.mark.slow]
 ray = pytest.importorskip("ray")
@@ -94,7 +101,7 @@ def test_pool_metrics_window_and_audit_on_a_local_cluster(
         gone.write_text("#!/bin/sh\nexit 0\n")
         checker = CheckerConfig(str(gone))
         gone.unlink()
-        bad = JudgeJob(SUM_PROGRAM, [("1 2\n", "3\n")], 1.0, 1 << 28, checker, False, 60)
+        bad = JudgeJob(SUM_PROGRAM, [("1 2\n", "3\n")], cpp_request(checker), 60)
         [failed] = run_blocking(service._pool.run_many([bad]))
         assert failed.failure == JUDGE_ERROR and "no-such-checker" in failed.detail
         # Ray's metrics agent exports what the pool actor recorded (reports every 0.5 s).

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from codefu_sandbox import CheckerConfig
+from codefu_sandbox import CheckerConfig, GraderConfig, JudgeRequest, Limits, Verdict
+from codefu_sandbox.request import request_for
 from codefu_trainer.reward.config import RewardConfig
 from codefu_trainer.reward.rules import score_report
 from codefu_trainer.reward.worker import JudgeJob, JudgeWorker
@@ -40,17 +41,30 @@ def worker(tmp_path_factory: pytest.TempPathFactory) -> JudgeWorker:
     return JudgeWorker(str(tmp_path_factory.mktemp("cache")))
 
 
-def _judge(worker: JudgeWorker, source: str, n: int, language: str = "cpp", **kw: bool) -> object:
-    return worker.judge(
-        source,
-        _tests(n),
+def _request(
+    n: int, language: str = "cpp", factors: dict[str, float] | None = None, **kw: bool
+) -> JudgeRequest:
+    return request_for(
+        Limits(0.5, 256 << 20),
+        n,
         language=language,
-        time_seconds=0.5,
-        memory_bytes=256 << 20,
         checker=CheckerConfig("codecontests"),
+        grader=GraderConfig(),
+        time_factors=factors or {},
         stop_on_first_failure=kw.get("stop_on_first_failure", False),
-        stop_on_timeout=kw.get("stop_on_timeout", True),
+        stop_on=(Verdict.TLE,) if kw.get("stop_on_timeout", True) else (),
     )
+
+
+def _judge(
+    worker: JudgeWorker,
+    source: str,
+    n: int,
+    language: str = "cpp",
+    factors: dict[str, float] | None = None,
+    **kw: bool,
+) -> object:
+    return worker.judge(source, _tests(n), _request(n, language, factors, **kw))
 
 
 def test_judging_counts_every_test_without_timeouts(worker: JudgeWorker) -> None:
@@ -79,23 +93,19 @@ def test_compile_error_and_early_stop(worker: JudgeWorker) -> None:
 
 
 def test_the_rewards_float_tolerance_reaches_the_checker(worker: JudgeWorker) -> None:
-    from codefu_trainer.reward.service import checker_params
-
     source = '#include <cstdio>\nint main(){ std::printf("0.3334\\n"); }\n'
+    truth = {
+        "name": "third",
+        "time_limit": {"seconds": 1, "nanos": 0},
+        "memory_limit_bytes": 256 << 20,
+        "private_tests": {"input": [""], "output": ["0.333333\n"]},
+    }
     verdicts = []
     for tolerance in (1e-6, 1e-3):
-        cfg = RewardConfig(float_tolerance=tolerance)
-        summary = worker.judge(
-            source,
-            [("", "0.333333\n")],
-            time_seconds=1.0,
-            memory_bytes=256 << 20,
-            checker=CheckerConfig(cfg.checker, checker_params(cfg)),
-            stop_on_first_failure=False,
-        )
+        problem = RewardConfig(float_tolerance=tolerance).policy().problem(truth)
+        summary = worker.judge(source, problem.tests, problem.requests["cpp"])
         verdicts.append(summary.verdict)
     assert verdicts == ["WA", "AC"]
-    assert checker_params(RewardConfig(checker="tokens")) == {}
 
 
 def test_python_is_judged_as_python_under_its_time_factor(
@@ -106,11 +116,12 @@ def test_python_is_judged_as_python_under_its_time_factor(
     ok = _judge(plain, PY_SUM_PROGRAM, 3, language="python")
     assert (ok.verdict, ok.passed, ok.total) == ("AC", 3, 3)
     # 0.4 s of CPU against a 0.5 s limit at factor 1 (AC), 0.25 s at factor 0.5 (TLE): the
-    # reward's factor reaches the judge, for Python only.
+    # factor the request applied reaches the judge, for Python only.
     assert _judge(plain, PY_BURN_PROGRAM, 1, language="python").verdict == "AC"
-    halved = JudgeWorker(cache, time_factors={"python": 0.5})
-    assert _judge(halved, PY_BURN_PROGRAM, 1, language="python").verdict == "TLE"
-    assert _judge(halved, SUM_PROGRAM, 2).verdict == "AC"  # C++ keeps its factor
+    halved = {"python": 0.5}
+    assert _judge(plain, PY_BURN_PROGRAM, 1, "python", halved).verdict == "TLE"
+    assert _request(1, "python", halved).limits.time_seconds == 0.25
+    assert _judge(plain, SUM_PROGRAM, 2, factors=halved).verdict == "AC"  # C++ keeps its own
 
 
 def test_the_same_source_in_two_languages_is_two_jobs() -> None:
@@ -118,16 +129,12 @@ def test_the_same_source_in_two_languages_is_two_jobs() -> None:
         return JudgeJob(
             source=source,
             tests=[],
-            time_seconds=1.0,
-            memory_bytes=1 << 28,
-            checker=CheckerConfig("codecontests"),
-            stop_on_first_failure=False,
+            request=_request(1, language),
             deadline_seconds=10.0,
             tests_key="t",
-            language=language,
         )
 
     assert job("python").identity() == job("python").identity()
     assert job("python").identity() != job("cpp").identity()
     assert job("python").submission_id() != job("cpp").submission_id()
-    assert job("python").judge_options()["language"] == "python"
+    assert job("python").language == "python"

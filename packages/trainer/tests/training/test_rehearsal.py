@@ -269,8 +269,8 @@ def test_the_warm_start_of_a_mixed_set_teaches_only_the_programs_it_has(
     """TACO's call-based problems are taught their accepted program once and it broken twice
     (TACO ships no rejected ones); LiveCodeBench's join untaught, or are refused with what
     to set; with rehearsal.problems=0 nothing is taught."""
-    from codefu_data.compose import ConfigError
     from codefu_trainer.run.config import ModelKind, RehearsalConfig
+    from codefu_trainer.run.overrides import ConfigError
     from codefu_trainer.run.prompt_rows import load_prompts
     from codefu_trainer.training.rehearsal.base_model import as_response, broken, select_problems
     from codefu_trainer.training.rehearsal.loop import warm_start_line

@@ -12,16 +12,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from codefu_launcher.spec import InstanceGroupSpec, JobSettings
-from codefu_trainer.run.config import (
-    ClusterKind,
+from codefu_trainer.run.config import checkpoint_dir, final_model_dir
+from codefu_trainer.run.overrides import ConfigError, hydra_value, split_overrides
+from codefu_trainer.training.clusters.registry import compose_run
+from codefu_trainer.training.sagemaker.settings import (
     GroupRole,
     InstanceGroupConfig,
     SageMakerConfig,
-    checkpoint_dir,
-    final_model_dir,
 )
-from codefu_trainer.run.overrides import ConfigError, hydra_value, split_overrides
-from codefu_trainer.training.clusters.registry import compose_run
 from codefu_trainer.training.verl.config import validate_verl_config
 
 from ..conftest import CONF
@@ -57,17 +55,22 @@ def test_every_cluster_composes_and_passes_verl_validation(cluster: str, tmp_pat
 def test_cpu_verl_is_composed_only_with_the_cpu_settings(tmp_path: Path) -> None:
     """veRL on CPU needs its own settings (hf rollout, CPU platform): its kind composes them
     in, and another kind's settings cannot compose it; its settings compose no other cluster."""
-    from codefu_trainer.training.clusters.registry import CLUSTERS, train_config
+    from codefu_trainer.run.cluster_kinds import CLUSTER_KINDS
+    from codefu_trainer.training.clusters.base import Cluster
+    from codefu_trainer.training.clusters.registry import train_config
     from codefu_trainer.training.verl.cpu.patches import ROLLOUT_NAME
+
+    local, cpu_kind = CLUSTER_KINDS["local"], CLUSTER_KINDS["cpu_verl"]
+    assert isinstance(local, Cluster) and isinstance(cpu_kind, Cluster)
 
     run = compose_run(CONF, ["cluster=cpu_verl", f"run.dir={tmp_path}"])
     assert run.verl is not None and run.verl.actor_rollout_ref.rollout.name == ROLLOUT_NAME
     cpu_verl = train_config(CONF, split_overrides(["cluster=cpu_verl"])[0])
     with pytest.raises(ConfigError, match="cannot compose cluster=cpu_verl"):
-        CLUSTERS[ClusterKind.local].compose(cpu_verl, CONF, [f"run.dir={tmp_path}"])
-    local = train_config(CONF, split_overrides(["cluster=local"])[0])
+        local.compose(cpu_verl, CONF, [f"run.dir={tmp_path}"])
+    on_gpus = train_config(CONF, split_overrides(["cluster=local"])[0])
     with pytest.raises(ConfigError, match="cannot compose cluster=local"):
-        CLUSTERS[ClusterKind.cpu_verl].compose(local, CONF, [], gpus_detected=8)
+        cpu_kind.compose(on_gpus, CONF, [], gpus_detected=8)
 
 
 def test_codefu_grpo_defaults(tmp_path: Path) -> None:
@@ -103,7 +106,7 @@ def test_hetero_cluster_has_train_and_judge_groups_and_sets_the_judge_resource()
     roles = {g.role for g in run.cfg.cluster.sagemaker.instance_groups}
     assert roles == {GroupRole.train, GroupRole.judge}
     assert run.cfg.reward.worker.resource == "judge"
-    assert run.cfg.cluster.kind is ClusterKind.sagemaker
+    assert run.cfg.cluster.kind == "sagemaker"
 
 
 def test_the_reward_judges_under_the_data_time_limit_scale() -> None:

@@ -1,31 +1,36 @@
 """The source formats `prepare` reads, keyed by name (`data.format`; "auto" detects each
 file's format from its columns). Each format is one module with one `SourceFormat`
-(`formats.base`); adding a format is that module and one `register` line below.
+(`formats.base`), registered in `FORMATS` (`codefu_sandbox.registry.Registry`) by one entry
+point in the group `codefu.formats` naming its class or an instance (the built-ins' are in
+codefu-data's pyproject.toml), or in this process by `register(MyFormat())`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Collection
+from typing import Any
 
 from codefu_data.formats.base import FileColumn, FormatError, ReadOptions, SourceFormat
-from codefu_data.formats.codecontests import CodeContests
-from codefu_data.formats.deepcoder import DeepCoder
-from codefu_data.formats.livecodebench import LiveCodeBench
-from codefu_data.formats.primeintellect import PrimeIntellect
-from codefu_data.formats.taco import Apps, Taco
-from codefu_data.formats.verl import Verl
+from codefu_sandbox.registry import Registry
 
 AUTO = "auto"
 DEFAULT_OPTIONS = ReadOptions()
-FORMATS: dict[str, SourceFormat] = {}
 
 
-def register(fmt: SourceFormat) -> SourceFormat:
-    """Add `fmt` to the registry under its name (ValueError when the name is taken)."""
-    if fmt.name in FORMATS or fmt.name == AUTO:
-        raise ValueError(f"a source format named {fmt.name!r} is already registered")
-    FORMATS[fmt.name] = fmt
+def _source_format(found: Any) -> SourceFormat:
+    fmt = found() if isinstance(found, type) and issubclass(found, SourceFormat) else found
+    if not isinstance(fmt, SourceFormat):
+        raise ValueError(f"a source format is a SourceFormat, got {found!r}")
+    if fmt.name == AUTO:
+        raise ValueError(f"{AUTO!r} is data.format's word for detecting the format")
     return fmt
+
+
+FORMATS: Registry[SourceFormat] = Registry(
+    "source format", "codefu.formats", lambda fmt: fmt.name, accept=_source_format
+)
+register = FORMATS.register
+unregister = FORMATS.unregister
 
 
 def by_name(name: str) -> SourceFormat:
@@ -60,14 +65,6 @@ def detect(columns: Collection[str]) -> SourceFormat:
     )
 
 
-register(CodeContests())
-register(Verl())
-register(LiveCodeBench())
-register(Taco())
-register(Apps())
-register(PrimeIntellect())
-register(DeepCoder())
-
 __all__ = [
     "AUTO",
     "DEFAULT_OPTIONS",
@@ -78,4 +75,6 @@ __all__ = [
     "SourceFormat",
     "by_name",
     "detect",
+    "register",
+    "unregister",
 ]

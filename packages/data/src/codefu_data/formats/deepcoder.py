@@ -21,21 +21,20 @@ from typing import Any
 
 import pyarrow as pa
 
-from codefu_data.formats.base import FileColumn, FormatError, ReadOptions, SourceFormat
+from codefu_data.formats.base import FileColumn, FormatError
 from codefu_data.formats.livecodebench import function_name, lcb_judging, lcb_tests
 from codefu_data.formats.primeintellect import test_case_tests
 from codefu_data.formats.problems import (
     Problem,
+    RowFormat,
     json_value,
-    missing_columns,
-    problem_table,
     program_text,
-    row_error,
     statement_id,
     stdin_text,
 )
 from codefu_data.formats.taco import input_output_tests
 from codefu_data.schema import PYTHON3_LANGUAGE
+from codefu_sandbox import GraderConfig
 
 DATA_SOURCE = "deepcoder"
 COLUMNS = ("problem", "tests", "starter_code", "metadata", "solutions")
@@ -43,7 +42,7 @@ COLUMNS = ("problem", "tests", "starter_code", "metadata", "solutions")
 
 def deepcoder_tests(
     tests: Any, metadata: Any
-) -> tuple[tuple[list[str], list[str]], dict[str, Any] | None, dict[str, Any] | None]:
+) -> tuple[tuple[list[str], list[str]], GraderConfig | None, dict[str, Any] | None]:
     """((inputs, outputs), grader, checker) of a row's `tests`, in whichever subset's form."""
     if isinstance(tests, dict):
         found, grader = input_output_tests(tests, "tests")
@@ -69,15 +68,12 @@ def deepcoder_tests(
     )
 
 
-class DeepCoder(SourceFormat):
+class DeepCoder(RowFormat):
     name = DATA_SOURCE
     key_columns = frozenset({"problem", "tests"})
     described = (
         f"a DeepCoder file has {', '.join(COLUMNS)} (the last three where its subset has them)"
     )
-
-    def check(self, wanted: Sequence[str]) -> None:
-        missing_columns(wanted, self.described)
 
     def file_columns(self, wanted: Sequence[str]) -> list[FileColumn]:
         return [
@@ -88,19 +84,11 @@ class DeepCoder(SourceFormat):
             FileColumn("solutions", None, required=False),
         ]
 
-    def to_problems(
-        self, table: pa.Table, wanted: Sequence[str], first_row: int, options: ReadOptions
-    ) -> pa.Table:
-        problems = []
-        for i, row in enumerate(table.to_pylist()):
-            name = statement_id(DATA_SOURCE, str(row.get("problem") or ""))
-            try:
-                problems.append(self.problem(row, name))
-            except FormatError as exc:
-                raise row_error(first_row + i, name, exc) from exc
-        return problem_table(problems, wanted, options)
+    def row_id(self, row: dict[str, Any]) -> str:
+        return statement_id(DATA_SOURCE, str(row.get("problem") or ""))
 
-    def problem(self, row: dict[str, Any], name: str) -> Problem:
+    def problem(self, row: dict[str, Any]) -> Problem:
+        name = self.row_id(row)
         metadata = json_value(row.get("metadata") or "{}", "metadata")
         tests, grader, checker = deepcoder_tests(json_value(row.get("tests"), "tests"), metadata)
         solutions = json_value(row.get("solutions") or "[]", "solutions")

@@ -33,21 +33,18 @@ from typing import Any
 
 import pyarrow as pa
 
-from codefu_data.formats.base import FileColumn, FormatError, ReadOptions, SourceFormat
+from codefu_data.formats.base import FileColumn, FormatError
 from codefu_data.formats.problems import (
-    STDIO,
     UNKNOWN_SOURCE,
     Problem,
+    RowFormat,
     call_arguments,
     call_grader,
     difficulty,
     json_value,
-    missing_columns,
-    problem_table,
-    row_error,
 )
 from codefu_data.schema import CODEFORCES_SOURCE
-from codefu_sandbox.languages.python import LIVECODEBENCH_INT_DIGITS
+from codefu_sandbox import LIVECODEBENCH_INT_DIGITS, GraderConfig, stdio_grader
 
 DATA_SOURCE = "livecodebench"
 # The run-time prelude of imports LiveCodeBench gives every program, and its comparison of
@@ -174,13 +171,12 @@ def _tests(cases: Any, fn_name: str | None, what: str) -> tuple[list[str], list[
     return inputs, outputs
 
 
-def lcb_judging(fn_name: str | None) -> tuple[dict[str, Any], dict[str, Any] | None]:
+def lcb_judging(fn_name: str | None) -> tuple[GraderConfig, dict[str, Any] | None]:
     """(grader, checker) of a LiveCodeBench problem: a call with the prelude, or stdin with
     the prelude and the `livecodebench` checker."""
     if fn_name is not None:
         return call_grader(fn_name, prelude=PRELUDE, compare=COMPARE), None
-    stdio = {"name": STDIO, "params": {"fn_name": None, "prelude": PRELUDE, "compare": None}}
-    return stdio, dict(CHECKER)
+    return stdio_grader(prelude=PRELUDE), dict(CHECKER)
 
 
 def function_name(metadata: Any) -> str | None:
@@ -191,27 +187,16 @@ def function_name(metadata: Any) -> str | None:
     return name if isinstance(name, str) and name.strip() else None
 
 
-class LiveCodeBench(SourceFormat):
+class LiveCodeBench(RowFormat):
     name = DATA_SOURCE
     key_columns = frozenset({"question_id", "question_content", "public_test_cases"})
     described = f"a LiveCodeBench file has {', '.join(COLUMNS)}"
 
-    def check(self, wanted: Sequence[str]) -> None:
-        missing_columns(wanted, self.described)
-
     def file_columns(self, wanted: Sequence[str]) -> list[FileColumn]:
         return [FileColumn(c, pa.string()) for c in COLUMNS]
 
-    def to_problems(
-        self, table: pa.Table, wanted: Sequence[str], first_row: int, options: ReadOptions
-    ) -> pa.Table:
-        problems = []
-        for i, row in enumerate(table.to_pylist()):
-            try:
-                problems.append(self.problem(row))
-            except FormatError as exc:
-                raise row_error(first_row + i, row.get("question_id"), exc) from exc
-        return problem_table(problems, wanted, options)
+    def row_id(self, row: dict[str, Any]) -> str | None:
+        return row.get("question_id")
 
     def problem(self, row: dict[str, Any]) -> Problem:
         fn_name = function_name(json_value(row["metadata"] or "{}", "metadata"))

@@ -20,24 +20,22 @@ from typing import Any
 
 import pyarrow as pa
 
-from codefu_data.formats.base import FileColumn, FormatError, ReadOptions, SourceFormat
+from codefu_data.formats.base import FileColumn, FormatError
 from codefu_data.formats.problems import (
-    APPS_COMPARE,
     Problem,
+    RowFormat,
     bytes_from_text,
     call_arguments,
     call_grader,
     difficulty,
     json_value,
     language_code,
-    missing_columns,
-    problem_table,
     program_text,
-    row_error,
     seconds_from_text,
     stdin_text,
 )
 from codefu_data.schema import CODEFORCES_SOURCE
+from codefu_sandbox import GraderConfig
 
 STATEMENT_COLUMNS = ("prompt", "problem_statement", "problem")
 COLUMNS = (
@@ -68,7 +66,7 @@ def literal(value: Any, what: str) -> Any:
 
 def test_case_tests(
     cases: Any, what: str = "test_cases"
-) -> tuple[tuple[list[str], list[str]], dict[str, Any] | None]:
+) -> tuple[tuple[list[str], list[str]], GraderConfig | None]:
     """((inputs, outputs), grader) of PrimeIntellect's test cases: all stdin, or all calls."""
     if not isinstance(cases, list) or not all(isinstance(c, dict) for c in cases):
         raise FormatError(f"{what} is not a list of test cases")
@@ -83,7 +81,7 @@ def test_case_tests(
     names = {c.get("fn_name") for c in cases}
     if len(names) != 1:
         raise FormatError(f"{what} call {len(names)} different functions")
-    grader = call_grader(names.pop(), prelude=None, compare=APPS_COMPARE)
+    grader = call_grader(names.pop(), prelude=None, compare="apps")
     inputs = [
         call_arguments(literal(c.get("input"), f"{what}[{i}].input"), f"{what}[{i}].input")
         for i, c in enumerate(cases)
@@ -94,7 +92,7 @@ def test_case_tests(
     return (inputs, outputs), grader
 
 
-class PrimeIntellect(SourceFormat):
+class PrimeIntellect(RowFormat):
     name = "primeintellect"
     key_columns = frozenset(
         {"problem_id", "in_source_id", "verification_info", "gold_standard_solution"}
@@ -104,25 +102,14 @@ class PrimeIntellect(SourceFormat):
         f"{', '.join(STATEMENT_COLUMNS)}"
     )
 
-    def check(self, wanted: Sequence[str]) -> None:
-        missing_columns(wanted, self.described)
-
     def file_columns(self, wanted: Sequence[str]) -> list[FileColumn]:
         return [
             *(FileColumn(c, None, required=c != "source") for c in COLUMNS),
             *(FileColumn(c, pa.string(), required=False) for c in STATEMENT_COLUMNS),
         ]
 
-    def to_problems(
-        self, table: pa.Table, wanted: Sequence[str], first_row: int, options: ReadOptions
-    ) -> pa.Table:
-        problems = []
-        for i, row in enumerate(table.to_pylist()):
-            try:
-                problems.append(self.problem(row))
-            except FormatError as exc:
-                raise row_error(first_row + i, row.get("problem_id"), exc) from exc
-        return problem_table(problems, wanted, options)
+    def row_id(self, row: dict[str, Any]) -> str | None:
+        return row.get("problem_id")
 
     def problem(self, row: dict[str, Any]) -> Problem:
         statement = next((row[c] for c in STATEMENT_COLUMNS if row.get(c)), "")

@@ -1,5 +1,6 @@
 """What the formats beyond CodeContests share: their rows, decoded one by one into plain
-problem rows (`Problem`), then into the problem columns (`problem_table`); the time and
+problem rows (`Problem`) by one loop (`RowFormat`), then into the problem columns
+(`problem_table`); the time and
 memory limits their text states; tests encoded as the judge reads them (stdin text, or the
 JSON of a call's arguments and result: docs/ARCHITECTURE.md, "Ground truth").
 """
@@ -9,29 +10,27 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from abc import abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import pyarrow as pa
 
-from codefu_data.formats.base import FormatError, ReadOptions
+from codefu_data.formats.base import FormatError, ReadOptions, SourceFormat
 from codefu_data.schema import (
     CODECONTESTS_LANGUAGES,
     PROBLEM_SCHEMA,
     REQUIRED_COLUMNS,
     VALIDATION_COLUMNS,
 )
+from codefu_sandbox import GraderConfig
+from codefu_sandbox import call_grader as call_config
 from codefu_sandbox.languages import LANGUAGES, for_alias, for_fence_tag
 
 # The problem columns a format beyond CodeContests gives (solutions null where it has none).
 PROVIDED = frozenset({*REQUIRED_COLUMNS, *VALIDATION_COLUMNS, "incorrect_solutions"})
 UNKNOWN_SOURCE = 0
-# The graders' names and their comparisons (`GRADER_TYPE`).
-CALL = "call"
-STDIO = "stdio"
-EXACT = "exact"
-APPS_COMPARE = "apps"
 
 _SECONDS = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|milliseconds?|s|sec|secs|seconds?)?\s*$", re.I)
 _MEMORY = re.compile(
@@ -66,7 +65,7 @@ class Problem:
     data_source: str
     private: tuple[list[str], list[str]]
     public: tuple[list[str], list[str]] = ([], [])
-    grader: dict[str, Any] | None = None
+    grader: GraderConfig | None = None  # None: the default grader
     source_checker: dict[str, Any] | None = None
     time_seconds: float | None = None
     memory_bytes: int | None = None
@@ -103,9 +102,38 @@ class Problem:
             "contest_date": self.contest_date,
             "platform": self.platform,
             "starter_code": self.starter_code,
-            "grader": self.grader,
+            "grader": None if self.grader is None else self.grader.stored(),
             "source_checker": self.source_checker,
         }
+
+
+class RowFormat(SourceFormat):
+    """A format whose rows become problems one at a time: a subclass says how one row does
+    (`problem`) and what names it in an error (`row_id`); this loop does the rest for all of
+    them (each error naming its row), and refuses the problem columns such rows cannot
+    give (`missing_columns`)."""
+
+    def check(self, wanted: Sequence[str]) -> None:
+        missing_columns(wanted, self.described)
+
+    def to_problems(
+        self, table: pa.Table, wanted: Sequence[str], first_row: int, options: ReadOptions
+    ) -> pa.Table:
+        problems = []
+        for i, row in enumerate(table.to_pylist()):
+            try:
+                problems.append(self.problem(row))
+            except FormatError as exc:
+                raise row_error(first_row + i, self.row_id(row), exc) from exc
+        return problem_table(problems, wanted, options)
+
+    @abstractmethod
+    def row_id(self, row: dict[str, Any]) -> str | None:
+        """The id that names `row` in its errors (None: the row has none)."""
+
+    @abstractmethod
+    def problem(self, row: dict[str, Any]) -> Problem:
+        """The problem of one row; FormatError saying what is wrong."""
 
 
 def problem_table(
@@ -192,14 +220,16 @@ def call_arguments(args: Any, what: str) -> str:
     return json.dumps(args)
 
 
-def call_grader(fn_name: Any, *, prelude: str | None, compare: str) -> dict[str, Any]:
-    """The ground truth's `grader` of a call-based problem."""
+def call_grader(fn_name: Any, *, prelude: str | None, compare: str) -> GraderConfig:
+    """The grader of a call-based problem: its function `fn_name` called on each test's
+    arguments (`codefu_sandbox.call_grader`; `compare` one of its comparisons: "exact", or
+    "apps" as APPS' and TACO's own graders compare)."""
     if not isinstance(fn_name, str) or not fn_name.strip():
         raise FormatError("a call-based problem without a function name")
-    return {
-        "name": CALL,
-        "params": {"fn_name": fn_name.strip(), "prelude": prelude, "compare": compare},
-    }
+    try:
+        return call_config(fn_name.strip(), prelude=prelude, compare=compare)
+    except ValueError as exc:
+        raise FormatError(str(exc)) from None
 
 
 def program_text(text: str) -> str:

@@ -20,25 +20,21 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-import pyarrow as pa
-
-from codefu_data.formats.base import FileColumn, FormatError, ReadOptions, SourceFormat
+from codefu_data.formats.base import FileColumn, FormatError
 from codefu_data.formats.problems import (
-    APPS_COMPARE,
     Problem,
+    RowFormat,
     bytes_from_text,
     call_arguments,
     call_grader,
     difficulty,
     json_value,
-    missing_columns,
-    problem_table,
-    row_error,
     seconds_from_text,
     statement_id,
     stdin_text,
 )
 from codefu_data.schema import PYTHON3_LANGUAGE
+from codefu_sandbox import GraderConfig
 
 TACO_COLUMNS = (
     "question",
@@ -65,7 +61,7 @@ APPS_COLUMNS = (
 
 def input_output_tests(
     value: Any, what: str = "input_output"
-) -> tuple[tuple[list[str], list[str]], dict[str, Any] | None]:
+) -> tuple[tuple[list[str], list[str]], GraderConfig | None]:
     """((inputs, outputs), grader) of TACO/APPS' `input_output` (empty: no tests)."""
     tests = json_value(value, what) if value not in (None, "") else {}
     if not isinstance(tests, dict):
@@ -82,7 +78,7 @@ def input_output_tests(
             [stdin_text(v, f"{what}.inputs[{i}]") for i, v in enumerate(inputs)],
             [stdin_text(v, f"{what}.outputs[{i}]") for i, v in enumerate(outputs)],
         ), None
-    grader = call_grader(fn_name, prelude=None, compare=APPS_COMPARE)
+    grader = call_grader(fn_name, prelude=None, compare="apps")
     return (
         [call_arguments(v, f"{what}.inputs[{i}]") for i, v in enumerate(inputs)],
         [json.dumps(v) for v in outputs],
@@ -110,27 +106,10 @@ def iso_date(text: Any) -> str | None:
     return None
 
 
-class _InputOutput(SourceFormat):
-    """What TACO and APPS share: reading rows one by one into problems."""
+class _InputOutput(RowFormat):
+    """What TACO and APPS share: their rows' columns."""
 
     columns: tuple[str, ...]
-
-    def check(self, wanted: Sequence[str]) -> None:
-        missing_columns(wanted, self.described)
-
-    def to_problems(
-        self, table: pa.Table, wanted: Sequence[str], first_row: int, options: ReadOptions
-    ) -> pa.Table:
-        problems = []
-        for i, row in enumerate(table.to_pylist()):
-            try:
-                problems.append(self.problem(row))
-            except FormatError as exc:
-                raise row_error(first_row + i, self.row_id(row), exc) from exc
-        return problem_table(problems, wanted, options)
-
-    def row_id(self, row: dict[str, Any]) -> str | None:
-        raise NotImplementedError
 
     def problem(self, row: dict[str, Any]) -> Problem:
         statement = str(row.get("question") or "")

@@ -20,10 +20,12 @@ from codefu_data.schema import (
     CHECKER_TYPE,
     CODEFORCES_SOURCE,
     DATA_SOURCE,
+    GRADER_TYPE,
     PROBLEM_SCHEMA,
     RAW_SCHEMA,
     REQUIRED_COLUMNS,
 )
+from codefu_sandbox import GraderConfig
 
 VERL_COLUMNS = ("prompt", "reward_model")
 # Raw columns a veRL row carries (in its ground truth or prompt): those `prepare` needs.
@@ -126,7 +128,7 @@ def raw_table(table: pa.Table, columns: Sequence[str]) -> pa.Table:
         ),
         "memory_limit_bytes": pc.struct_field(gt, "memory_limit_bytes").cast(pa.int64()),
         "data_source": pc.fill_null(table.column("data_source"), DATA_SOURCE),
-        "grader": _field_or_nulls(gt, "grader"),
+        "grader": _graders(gt),
         "source_checker": pa.array(
             [c if c and c.get("params") is None else None for c in _checkers(gt)],
             CHECKER_TYPE,
@@ -143,11 +145,15 @@ def raw_table(table: pa.Table, columns: Sequence[str]) -> pa.Table:
     )
 
 
-def _field_or_nulls(gt: pa.StructArray, name: str) -> pa.Array:
-    """Field `name` of the ground truths, or nulls where the file's ground truth has none."""
-    if gt.type.get_field_index(name) < 0:
-        return pa.nulls(len(gt), PROBLEM_SCHEMA.field(name).type)
-    return pc.struct_field(gt, name)
+def _graders(gt: pa.StructArray) -> pa.Array:
+    """The ground truths' graders as this version stores them (a file prepared when the
+    parameters were fields of a fixed struct reads too); nulls where the file has none."""
+    if gt.type.get_field_index("grader") < 0:
+        return pa.nulls(len(gt), GRADER_TYPE)
+    stored = pc.struct_field(gt, "grader").to_pylist()
+    return pa.array(
+        [None if g is None else GraderConfig.from_dict(g).stored() for g in stored], GRADER_TYPE
+    )
 
 
 def _checkers(gt: pa.StructArray) -> list[dict[str, Any] | None]:

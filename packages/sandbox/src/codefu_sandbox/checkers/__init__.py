@@ -1,7 +1,10 @@
 """Output checkers: one module per checker, each with one `check(output, expected, *, ...)`.
 
-The package is the registry: `get_checker("floats")` imports `checkers/floats.py`. Each
-`check` takes its parameters as keywords plus those the judge supplies (`SUPPLIED`):
+A checker is its module, named as the module is, registered in `CHECKERS`
+(`codefu_sandbox.registry.Registry`) by one entry point in the group `codefu.checkers` that
+names the module (the built-ins' are in codefu-sandbox's pyproject.toml), or in this process
+by `CHECKERS.register(module)`: `get_checker("floats")` is `checkers/floats.py`'s `check`.
+Each `check` takes its parameters as keywords plus those the judge supplies (`SUPPLIED`):
 `input`, the test's input, and for `program` (a problem's checker program, given as
 source) `sandbox`, the judge's `CheckerRunner`, which runs the program in its sandbox.
 `bind` gives the judge a checker's `check` with its parameters. `check_params` rejects any
@@ -13,23 +16,21 @@ checker program (or `testlib:PATH`) is run by the judge in its sandbox too.
 from __future__ import annotations
 
 import functools
-import importlib
 import inspect
 import json
 import typing
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 from codefu_sandbox.models import name_and_params
 from codefu_sandbox.records import CheckResult
+from codefu_sandbox.registry import Registry
 
-BUILTIN = ("tokens", "lines", "exact", "floats", "yesno", "codecontests", "livecodebench")
 # A problem's checker program given as source, run by the judge in its sandbox.
 PROGRAM = "program"
-# Every checker module: the comparisons, then the checker program.
-MODULES = (*BUILTIN, PROGRAM)
 # Keywords the judge itself passes: never part of a checker configuration.
 SUPPLIED = frozenset({"input", "program", "sandbox"})
 
@@ -37,16 +38,39 @@ SUPPLIED = frozenset({"input", "program", "sandbox"})
 Checker = Callable[..., CheckResult]
 
 
+def _checker_module(found: Any) -> ModuleType:
+    if not isinstance(found, ModuleType) or not callable(getattr(found, "check", None)):
+        raise ValueError(f"a checker is a module with a check function, got {found!r}")
+    return found
+
+
+CHECKERS: Registry[ModuleType] = Registry(
+    "checker",
+    "codefu.checkers",
+    lambda module: module.__name__.rpartition(".")[2],
+    accept=_checker_module,
+)
+
+
+def comparisons() -> list[str]:
+    """The registered checkers that compare an output with the expected one: all but the
+    checker program (`PROGRAM`), which runs a problem's own."""
+    return [name for name in CHECKERS if name != PROGRAM]
+
+
+def _unknown(name: str) -> ValueError:
+    return ValueError(
+        f"unknown checker {name!r}: choose one of {', '.join(comparisons())}, "
+        "or pass the path of a testlib-style checker program (testlib:PATH)"
+    )
+
+
 def get_checker(name: str) -> Checker:
-    """The `check` function of a checker module (`MODULES`); ValueError naming the choices
+    """The `check` function of a registered checker; ValueError naming the choices
     otherwise."""
-    if name not in MODULES:
-        raise ValueError(
-            f"unknown checker {name!r}: choose one of {', '.join(BUILTIN)}, "
-            "or pass the path of a testlib-style checker program (testlib:PATH)"
-        )
-    module = importlib.import_module(f"{__name__}.{name}")
-    check: Checker = module.check
+    if name not in CHECKERS:
+        raise _unknown(name)
+    check: Checker = CHECKERS[name].check
     return check
 
 
@@ -66,11 +90,10 @@ def param_types(name: str) -> dict[str, Any]:
     return {param: hints[param] for param in accepted_params(name)}
 
 
-@functools.cache
 def accepted_params(name: str) -> tuple[str, ...]:
-    """The parameters a checker configuration may set for checker `name` (a built-in
-    name; any other name is an external program, which takes only `timeout`)."""
-    module = importlib.import_module(f"{__name__}.{_module(name)}")
+    """The parameters a checker configuration may set for checker `name` (a registered
+    checker; any other name is an external program, which takes only `timeout`)."""
+    module = _module(name)
     return tuple(
         p.name
         for p in inspect.signature(module.check).parameters.values()
@@ -82,7 +105,7 @@ def check_params(name: str, params: Mapping[str, Any]) -> None:
     """Raise ValueError when checker `name` does not take a parameter of `params` (the
     message names the accepted ones) or cannot use its value."""
     accepted = accepted_params(name)
-    what = repr(name) if name in MODULES else "an external checker program"
+    what = repr(name) if name in CHECKERS else "an external checker program"
     for key in params:
         if key not in accepted:
             choices = ", ".join(accepted) if accepted else "none"
@@ -90,15 +113,18 @@ def check_params(name: str, params: Mapping[str, Any]) -> None:
             raise ValueError(
                 f"checker {what} takes no parameter {key!r}{hint}: its parameters are {choices}"
             )
-    module = importlib.import_module(f"{__name__}.{_module(name)}")
-    validate = getattr(module, "validate", None)
+    validate = getattr(_module(name), "validate", None)
     if validate is not None:
         validate(params)
 
 
-def _module(name: str) -> str:
+def _module(name: str) -> ModuleType:
     """The module that defines checker `name`'s parameters (a path: `testlib`)."""
-    return name if name in MODULES else "testlib"
+    if name in CHECKERS:
+        return CHECKERS[name]
+    from codefu_sandbox.checkers import testlib
+
+    return testlib
 
 
 @dataclass(frozen=True)
@@ -106,7 +132,7 @@ class CheckerConfig:
     """A checker and its parameters, e.g. a problem's judging rules:
     `CheckerConfig("codecontests", {"tolerance": 1e-4, "any_case_words": ["YES", "NO"]})`.
 
-    `name` is a built-in checker (`checkers.BUILTIN`), `testlib:PATH`, the path of an
+    `name` is a registered checker (`checkers.CHECKERS`), `testlib:PATH`, the path of an
     existing checker program, or "program" with the program's `source` and `language`
     in `params` (`checkers.program.config` builds one). Construction raises ValueError
     for an unknown name, a parameter the checker's `check` does not take (naming those it
@@ -126,15 +152,11 @@ class CheckerConfig:
                 f"checker params must map parameter names to values, got {self.params!r}"
             )
         if (
-            self.name not in BUILTIN
-            and self.name != PROGRAM
+            self.name not in CHECKERS
             and not self.name.startswith("testlib:")
             and not Path(self.name).is_file()
         ):
-            raise ValueError(
-                f"unknown checker {self.name!r}: choose one of {', '.join(BUILTIN)}, "
-                "or give the path of a testlib-style checker program (testlib:PATH)"
-            )
+            raise _unknown(self.name)
         check_params(self.name, self.params)
         object.__setattr__(self, "params", dict(self.params))
 
@@ -170,8 +192,7 @@ def mismatch(what: str, got: str, want: str) -> str:
 
 
 __all__ = [
-    "BUILTIN",
-    "MODULES",
+    "CHECKERS",
     "PROGRAM",
     "SUPPLIED",
     "CheckResult",
@@ -180,6 +201,7 @@ __all__ = [
     "accepted_params",
     "bind",
     "check_params",
+    "comparisons",
     "get_checker",
     "mismatch",
     "param_types",

@@ -4,15 +4,16 @@ shape: standard, interactive and signature graders beside executors and checkers
 `stdio` (the default): each test's input on stdin, its stdout compared by the checker.
 `call` (Python): each test calls the function the problem names; the returned value,
 serialised inside the sandbox, is compared outside it.
-A grader is a module `graders/<name>.py` whose `GRADER` is a `base.Grader` subclass; the
-package is the registry: `NAMES` lists them, `get_grader(name)` imports the module. A
+A grader is a module `graders/<name>.py` whose `GRADER` is a `base.Grader` subclass,
+registered in `GRADERS` (`codefu_sandbox.registry.Registry`) by one entry point in the group
+`codefu.graders` naming that class (the built-ins' are in codefu-sandbox's pyproject.toml),
+or in this process by `GRADERS.register(MyGrader)`; `get_grader(name)` looks one up. A
 problem names its grader, with its parameters, by a `GraderConfig` (a ground truth's
 `grader`: absent or null is `stdio`).
 """
 
 from __future__ import annotations
 
-import importlib
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -20,17 +21,26 @@ from typing import Any
 
 from codefu_sandbox.graders.base import Grader, GradingJob, Run, ServedProgram
 from codefu_sandbox.models import name_and_params
+from codefu_sandbox.registry import Registry
 
-NAMES = ("stdio", "call")
+# The grader of a problem that names none (`stdio.py`'s).
 DEFAULT_GRADER = "stdio"
 
 
+def _grader_class(found: Any) -> type[Grader]:
+    if not (isinstance(found, type) and issubclass(found, Grader)):
+        raise ValueError(f"a grader is a Grader subclass, got {found!r}")
+    return found
+
+
+GRADERS: Registry[type[Grader]] = Registry(
+    "grader", "codefu.graders", lambda grader: grader.name, accept=_grader_class
+)
+
+
 def get_grader(name: str) -> type[Grader]:
-    """The `Grader` class of grader module `name`; ValueError naming the graders otherwise."""
-    if name not in NAMES:
-        raise ValueError(f"unknown grader {name!r}: choose one of {', '.join(NAMES)}")
-    grader: type[Grader] = importlib.import_module(f"{__name__}.{name}").GRADER
-    return grader
+    """The `Grader` class registered as `name`; ValueError naming the graders otherwise."""
+    return GRADERS.lookup(name)
 
 
 @dataclass(frozen=True)
@@ -59,17 +69,29 @@ class GraderConfig:
         return get_grader(self.name)(self.params)
 
     def to_dict(self) -> dict[str, Any]:
-        """`{"name": ..., "params": {...}}`: the form a ground truth stores."""
+        """`{"name": ..., "params": {...}}` (a `--grader-config` file's form)."""
         return {"name": self.name, "params": dict(self.params)}
+
+    def stored(self) -> dict[str, str]:
+        """`{"name": ..., "params": "<JSON>"}`: the form a ground truth stores, whatever the
+        grader's parameters are (their JSON text, as the grader defines them)."""
+        return {"name": self.name, "params": json.dumps(self.params, sort_keys=True)}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any] | None) -> GraderConfig:
-        """The inverse of `to_dict`; None (a ground truth without a grader) is the default
-        grader, a null `params` none, and a null parameter one left out (a stored row has
-        every field of the schema's struct). ValueError on any other shape."""
+        """The inverse of `to_dict` and `stored` (params as a mapping or its JSON text);
+        None (a ground truth without a grader) is the default grader, a null `params` none,
+        and a null parameter one left out (a ground truth prepared before graders stored
+        their parameters as JSON has a field for each of a fixed set). ValueError on any
+        other shape."""
         if data is None:
             return cls()
         name, params = name_and_params(data, "grader")
+        if isinstance(params, str):
+            try:
+                params = json.loads(params)
+            except json.JSONDecodeError as exc:
+                raise ValueError(f"grader params are not JSON ({exc}): {params!r}") from None
         params = params or {}
         if not isinstance(params, Mapping):
             raise ValueError(f"grader params must be a mapping, got {params!r}")
@@ -86,7 +108,7 @@ def grader_config(grader: str | GraderConfig | None) -> GraderConfig:
 
 __all__ = [
     "DEFAULT_GRADER",
-    "NAMES",
+    "GRADERS",
     "Grader",
     "GraderConfig",
     "GradingJob",

@@ -237,17 +237,22 @@ class Grader(ABC):
     """How a submission's tests run and compare: one subclass per grader module, one
     instance per judging, made from a `GraderConfig`'s `params`.
 
-    `name`: the grader's name (its module's). `takes`: the parameters it accepts; override
-    `check_params` to check their values too (a `prelude` is checked here: one of the
-    registered languages' `preludes`). `languages`: the languages whose programs it runs
-    (None: all; the judge refuses a program in another as a compile error). `allowances`:
-    how many tests' time limits its runs take at most. `source`: what the submission's
-    executor builds. `grade`: the tests' results, in order, up to the first test after which
-    `job.stops_after` says to stop."""
+    `name`: the grader's name (its module's). `parameters`: the parameters it accepts and
+    the type of each (JSON data: str, int, float, bool, list or dict), which is how a ground
+    truth stores them; override `check_params` to check their values further (a `prelude` is
+    checked here: one of the registered languages' `preludes`). `languages`: the languages
+    whose programs it runs (None: all; the judge refuses a program in another as a compile
+    error). `uses_checker`: whether the problem's checker compares its outputs (a grader
+    that compares values itself: False; one expected output is then how the problem is
+    judged). `allowances`: how many tests' time limits its runs take at most. `defines`:
+    the name an answer must define (None: a program that reads its input). `source`: what
+    the submission's executor builds. `grade`: the tests' results, in order, up to the first
+    test after which `job.stops_after` says to stop."""
 
     name: ClassVar[str]
-    takes: ClassVar[tuple[str, ...]] = ()
+    parameters: ClassVar[Mapping[str, type]] = {}
     languages: ClassVar[tuple[str, ...] | None] = None
+    uses_checker: ClassVar[bool] = True
 
     def __init__(self, params: Mapping[str, Any]) -> None:
         self.check_params(params)
@@ -255,12 +260,18 @@ class Grader(ABC):
 
     @classmethod
     def check_params(cls, params: Mapping[str, Any]) -> None:
-        """ValueError naming a parameter this grader does not take (and those it takes)."""
-        for key in params:
-            if key not in cls.takes:
-                choices = ", ".join(cls.takes) if cls.takes else "none"
+        """ValueError naming a parameter this grader does not take (and those it takes), or
+        one whose value is not of its declared type."""
+        for key, value in params.items():
+            if key not in cls.parameters:
+                choices = ", ".join(cls.parameters) if cls.parameters else "none"
                 raise ValueError(
                     f"grader {cls.name!r} takes no parameter {key!r}: its parameters are {choices}"
+                )
+            kind = cls.parameters[key]
+            if not isinstance(value, kind) or (isinstance(value, bool) and kind is not bool):
+                raise ValueError(
+                    f"grader {cls.name!r}: parameter {key!r} is a {kind.__name__}, got {value!r}"
                 )
         if "prelude" in params:
             known = prelude_names()
@@ -275,6 +286,11 @@ class Grader(ABC):
         test's: its CPU time, and `wall_backstop` of it): the judge's bound on an answer,
         which the reward's deadline covers. One per test here."""
         return tests
+
+    def defines(self) -> str | None:
+        """The name an answer must define (the function a call-based problem names); None
+        for a program that reads its input (the prompt then asks for one)."""
+        return None
 
     def source(self, source: str, language: Language) -> str:
         """The source the executor builds for `source` in `language` (as it is)."""

@@ -38,13 +38,14 @@ from __future__ import annotations
 import json
 import secrets
 import signal
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from codefu_sandbox.checkers import mismatch
+from codefu_sandbox.graders import GraderConfig
 from codefu_sandbox.graders.base import (
     Grader,
     GradingJob,
@@ -71,8 +72,9 @@ class Call(Grader):
     """Call the named function on each test's arguments; compare the JSON of its result."""
 
     name = "call"
-    takes = ("fn_name", "prelude", "compare")
+    parameters: ClassVar[Mapping[str, type]] = {"fn_name": str, "prelude": str, "compare": str}
     languages = (python.LANGUAGE.name,)
+    uses_checker = False  # the returned values are compared here
 
     @classmethod
     def check_params(cls, params: Any) -> None:
@@ -92,6 +94,9 @@ class Call(Grader):
     @classmethod
     def allowances(cls, tests: int) -> int:
         return tests + 1  # loading the module has one test's time
+
+    def defines(self) -> str:
+        return str(self.params["fn_name"])
 
     def grade(self, job: GradingJob) -> list[TestResult]:
         executor = job.executor
@@ -356,3 +361,12 @@ def _text(payload: str) -> str:
 
 
 GRADER = Call
+
+
+def config(fn_name: str, *, prelude: str | None = None, compare: str = EXACT) -> GraderConfig:
+    """This grader's configuration: call `fn_name`, after the prelude named `prelude`,
+    compared as `compare` (`EXACT` or `APPS`); ValueError for a value it cannot use."""
+    params: dict[str, str] = {"fn_name": fn_name, "compare": compare}
+    if prelude is not None:
+        params["prelude"] = prelude
+    return GraderConfig(Call.name, params)

@@ -7,6 +7,10 @@ for Python); a program in another language runs as it is."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import ClassVar
+
+from codefu_sandbox.graders import GraderConfig
 from codefu_sandbox.graders.base import Grader, GradingJob, with_prelude
 from codefu_sandbox.verdicts import TestResult, checked
 
@@ -15,7 +19,7 @@ class Stdio(Grader):
     """stdin → stdout → checker, one test at a time."""
 
     name = "stdio"
-    takes = ("prelude",)
+    parameters: ClassVar[Mapping[str, type]] = {"prelude": str}
 
     def grade(self, job: GradingJob) -> list[TestResult]:
         job = with_prelude(job, self.params.get("prelude"))
@@ -36,3 +40,8 @@ class Stdio(Grader):
 
 
 GRADER = Stdio
+
+
+def config(prelude: str | None = None) -> GraderConfig:
+    """This grader's configuration: its programs run after the prelude named `prelude`."""
+    return GraderConfig(Stdio.name, {} if prelude is None else {"prelude": prelude})

@@ -3,10 +3,10 @@
 Built in: C++ (`cpp.py`, the default) and Python 3 (`python.py`). A language module
 declares a `Language` (its name, how prompts, code fences and datasets name it, how an
 untagged program in it looks, its default time factor, its executor: `base.py`). It joins
-by one registration: `register(MyLanguage())` (in this process), or, from a package of its
-own, an entry point in the group `codefu.languages` naming the `Language` instance (or its
-class), loaded on the registry's first use in every process that has the package (the
-reward's judge workers too):
+the registry (`codefu_sandbox.registry.Registry`, the idiom of every registry) by one entry
+point in the group `codefu.languages` naming the `Language` instance (or its class), as the
+built-ins do in codefu-sandbox's pyproject.toml, loaded in every process that has the
+package (the reward's judge workers too); `register(MyLanguage())` adds one to this process:
 
     [project.entry-points."codefu.languages"]
     go = "my_package.go:LANGUAGE"
@@ -17,12 +17,11 @@ Every other module asks the registry (`LANGUAGES`, `get`, `language_of`, `for_su
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Iterator, Mapping
-from importlib.metadata import entry_points
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
-from codefu_sandbox.languages import cpp, python
+from codefu_sandbox.languages import cpp
 from codefu_sandbox.languages.base import (
     BuildConfig,
     CheckerError,
@@ -30,92 +29,55 @@ from codefu_sandbox.languages.base import (
     Language,
     Program,
 )
+from codefu_sandbox.registry import Registry
 
 ENTRY_POINT_GROUP = "codefu.languages"
 # The language a submission, a checker program or a run is in when none is named.
 DEFAULT_LANGUAGE = cpp.LANGUAGE.name
 
 
-class Registry(Mapping[str, Language]):
-    """The registered languages by name, in registration order (a live view: a language
-    registered later is in it). Entry points are loaded on first use."""
-
-    def __init__(self, *builtin: Language) -> None:
-        self._languages: dict[str, Language] = {}
-        self._entry_points_loaded = False
-        self._loading = threading.Lock()
-        for language in builtin:
-            self.register(language)
-
-    def _loaded(self) -> dict[str, Language]:
-        if self._entry_points_loaded:
-            return self._languages
-        with self._loading:
-            if self._entry_points_loaded:
-                return self._languages
-            self._entry_points_loaded = True
-            for point in entry_points(group=ENTRY_POINT_GROUP):
-                try:
-                    found = point.load()
-                    self.register(found() if isinstance(found, type) else found)
-                except Exception as exc:
-                    raise RuntimeError(
-                        f"language entry point {point.name} = {point.value} ({ENTRY_POINT_GROUP})"
-                        f" cannot be registered: {exc}; fix or uninstall the package declaring it"
-                    ) from exc
-        return self._languages
-
-    def __getitem__(self, name: str) -> Language:
-        return self._loaded()[name]
-
-    def __contains__(self, name: object) -> bool:
-        return isinstance(name, str) and name in self._loaded()
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(list(self._loaded()))
-
-    def __len__(self) -> int:
-        return len(self._loaded())
-
-    def register(self, language: Language) -> None:
-        """Add `language`; ValueError when its name, a suffix, a fence tag or an alias is
-        another registered language's."""
-        if not isinstance(language, Language):
-            raise ValueError(f"register a Language instance, got {language!r}")
-        for other in self._languages.values():
-            taken = (
-                {language.name} & {other.name}
-                | set(language.suffixes) & set(other.suffixes)
-                | set(language.fence_tags) & set(other.fence_tags)
-                | set(language.aliases) & set(other.aliases)
-            )
-            if taken:
-                raise ValueError(
-                    f"language {language.name!r}: {', '.join(sorted(taken))} already "
-                    f"name{'s' if len(taken) == 1 else ''} language {other.name!r}"
-                )
-        self._languages[language.name] = language
-
-    def unregister(self, name: str) -> None:
-        """Remove language `name` (ValueError for the default language or an unknown one)."""
-        if name == DEFAULT_LANGUAGE:
-            raise ValueError(f"the default language {name!r} cannot be unregistered")
-        del self._languages[self.lookup(name).name]
-
-    def lookup(self, name: str) -> Language:
-        """The language called `name`; ValueError naming the languages otherwise."""
-        if name not in self:
-            raise ValueError(f"unknown language {name!r}: choose one of {', '.join(self)}")
-        return self[name]
-
-    def __repr__(self) -> str:
-        return f"<languages {', '.join(self)}>"
+def _language(found: Any) -> Language:
+    """A `Language` from what a registration names: an instance, or its class."""
+    language = found() if isinstance(found, type) and issubclass(found, Language) else found
+    if not isinstance(language, Language):
+        raise ValueError(f"register a Language instance, got {found!r}")
+    return language
 
 
-LANGUAGES = Registry(cpp.LANGUAGE, python.LANGUAGE)
+def _shared(language: Language, other: Language) -> str | None:
+    """The names `language` claims that already name `other` (name, suffixes, fence tags,
+    dataset aliases), or None."""
+    taken = (
+        {language.name} & {other.name}
+        | set(language.suffixes) & set(other.suffixes)
+        | set(language.fence_tags) & set(other.fence_tags)
+        | set(language.aliases) & set(other.aliases)
+    )
+    return ", ".join(sorted(taken)) or None
+
+
+def language_registry() -> Registry[Language]:
+    """A registry of the languages of the group `codefu.languages` (`LANGUAGES` is the
+    process's)."""
+    return Registry(
+        "language",
+        ENTRY_POINT_GROUP,
+        lambda language: language.name,
+        accept=_language,
+        conflict=_shared,
+    )
+
+
+LANGUAGES = language_registry()
 register = LANGUAGES.register
-unregister = LANGUAGES.unregister
 get = LANGUAGES.lookup
+
+
+def unregister(name: str) -> None:
+    """Remove language `name` (ValueError for the default language or an unknown one)."""
+    if name == DEFAULT_LANGUAGE:
+        raise ValueError(f"the default language {name!r} cannot be unregistered")
+    LANGUAGES.unregister(name)
 
 
 def check_language(name: str) -> str:
@@ -170,7 +132,6 @@ __all__ = [
     "Executor",
     "Language",
     "Program",
-    "Registry",
     "check_language",
     "check_time_factors",
     "default_time_factors",
@@ -179,6 +140,7 @@ __all__ = [
     "for_suffix",
     "get",
     "language_of",
+    "language_registry",
     "register",
     "unregister",
 ]

@@ -18,6 +18,7 @@ from omegaconf import MISSING
 from codefu_data.config import DataConfig
 from codefu_trainer.evaluation.livecodebench import STYLES, lcb_style, release_names
 from codefu_trainer.reward.config import RewardConfig
+from codefu_trainer.run.cluster_kinds import cluster_kind
 from codefu_trainer.run.compose import GROUPS, compose_train, typed_config
 from codefu_trainer.run.config import (
     ClusterConfig,
@@ -186,7 +187,7 @@ def check_eval_config(cfg: EvalConfig) -> None:
         value = getattr(e, key)
         if value is not None and value < 1:
             raise ConfigError(f"eval.{key}={value} must be at least 1.")
-    if not cfg.cluster.kind.runs_here or cfg.cluster.nnodes != 1:
+    if not cluster_kind(cfg.cluster).runs_here or cfg.cluster.nnodes != 1:
         raise ConfigError(
             f"cluster={cfg.cluster.name}: codefu-eval generates on this machine; use "
             "cluster=local (its GPUs, or transformers on CPU) or cluster=cpu."

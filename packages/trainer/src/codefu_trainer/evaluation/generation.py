@@ -24,6 +24,7 @@ from typing import Any, Protocol, cast
 
 from codefu_data.livecodebench_prompts import TEXT_ROLE
 from codefu_trainer.evaluation.config import Backend, EvalConfig, EvalSettings
+from codefu_trainer.run.cluster_kinds import cluster_kind
 from codefu_trainer.run.compose import PrerequisiteError
 
 Messages = Sequence[Mapping[str, str]]
@@ -62,7 +63,7 @@ class Generator(Protocol):
 
 def choose_backend(cfg: EvalConfig, gpus: int) -> BackendChoice:
     """`eval.backend` resolved on a machine with `gpus` visible NVIDIA GPUs."""
-    use_gpu = gpus > 0 and cfg.cluster.kind.uses_gpus_here
+    use_gpu = gpus > 0 and cluster_kind(cfg.cluster).uses_gpus_here
     wanted = cfg.eval.backend
     if wanted is Backend.auto:
         wanted = Backend.vllm if use_gpu else Backend.transformers

@@ -94,7 +94,7 @@ def load_config(config_dir: str | None, reward: str, overrides: Sequence[str]) -
     from omegaconf import OmegaConf
     from omegaconf.errors import OmegaConfBaseException
 
-    from codefu_data.compose import ConfigError, compose_config, did_you_mean, dotted_keys
+    from codefu_data.compose import ComposeError, compose_config, did_you_mean, dotted_keys
 
     for item in overrides:
         if "=" not in item:
@@ -123,7 +123,7 @@ def load_config(config_dir: str | None, reward: str, overrides: Sequence[str]) -
             return reward_config_from(cfg.reward)
         base = OmegaConf.structured(RewardConfig)
         return reward_config_from(OmegaConf.merge(base, OmegaConf.from_dotlist(list(overrides))))
-    except (ConfigError, OmegaConfBaseException, ValueError) as exc:
+    except (ComposeError, OmegaConfBaseException, ValueError) as exc:
         message = " ".join(line.strip() for line in str(exc).splitlines() if line.strip())
         raise InputError(f"reward settings {' '.join(overrides)}: {message}") from None
 

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from omegaconf import OmegaConf
 
-from codefu_launcher.plan import JUDGE_RESOURCE
+from codefu_sandbox import JudgingPolicy
 from codefu_sandbox.languages import DEFAULT_LANGUAGE, LANGUAGES, default_time_factors
 
 if TYPE_CHECKING:
@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "FROM_DATA",
+    "JUDGE_RESOURCE",
     "SCHEMA_NAME",
     "DeadlineConfig",
     "Extraction",
@@ -38,6 +39,10 @@ __all__ = [
 ]
 
 SCHEMA_NAME = "reward_schema"
+# The Ray resource of judge hosts: the name the launcher gives its CPU-only hosts
+# (codefu_launcher.plan.JUDGE_RESOURCE, held equal by a test). A judge node installs the
+# reward without the launcher, so the reward states the name it asks for.
+JUDGE_RESOURCE = "judge"
 # Reward settings whose one place is the data group in codefu-train and codefu-eval (data
 # validation judges under them too): `use_data_settings` copies them over.
 FROM_DATA = ("time_limit_scale", "time_factors")
@@ -156,8 +161,8 @@ class RewardConfig:
     # The languages answers may come in (judge languages: cpp, python, ...), the first the
     # main one: a `<code>` block or an untagged fence is taken in it (reward.extract).
     languages: list[str] = field(default_factory=lambda: [DEFAULT_LANGUAGE])
-    # Per language, the factor on the (scaled) time limit, given to the judge
-    # (`Judge(time_factors=...)`; default: the judge's). The factors are data.time_factors,
+    # Per language, the factor on the (scaled) time limit, applied once in the judge's
+    # requests (`policy()`; default: each language's). The factors are data.time_factors,
     # which data validation judges under too: codefu-train and codefu-eval set them from
     # there (`use_data_settings`); set them here only for `codefu-reward score`.
     time_factors: dict[str, float] = field(default_factory=default_time_factors)
@@ -188,6 +193,24 @@ class RewardConfig:
                 "reward.failure_alert.max_rate must be within [0, 1], got "
                 f"{self.failure_alert.max_rate}"
             )
+
+    def policy(self) -> JudgingPolicy:
+        """How this reward judges (the sandbox's `JudgingPolicy`): its comparison and float
+        tolerance, time-limit scale and time factors, the languages it accepts, the default
+        limits, public tests, and where judging stops (an all-or-nothing reward at the
+        first failing test, `stop_on_timeout` at the first TLE)."""
+        return JudgingPolicy(
+            checker=self.checker,
+            tolerance=self.float_tolerance,
+            time_limit_scale=self.time_limit_scale,
+            time_factors=self.time_factors,
+            languages=tuple(self.languages),
+            default_time_seconds=self.default_time_limit_seconds,
+            default_memory_bytes=self.default_memory_limit_bytes,
+            include_public_tests=self.include_public_tests,
+            stop_on_first_failure=self.mode is RewardMode.all_or_nothing,
+            stop_on_timeout=self.stop_on_timeout,
+        )
 
 
 def _check_languages(languages: list[str], time_factors: dict[str, float]) -> None:

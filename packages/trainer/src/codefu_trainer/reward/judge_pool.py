@@ -31,7 +31,7 @@ from typing import Any
 import ray
 from ray.exceptions import RayActorError, RayTaskError
 
-from codefu_sandbox.verdicts import Verdict
+from codefu_sandbox import Verdict
 from codefu_trainer.reward.config import WorkerConfig
 from codefu_trainer.reward.rules import JUDGE_ERROR, JudgeSummary
 from codefu_trainer.reward.scheduler import JudgeRaised, JudgeScheduler, Worker, WorkerLost
@@ -57,9 +57,9 @@ _RESOURCE_SHARE = 0.001
 class RayJudgeWorker(JudgeWorker):
     """``JudgeWorker`` as a Ray actor body: it reports the node it was placed on."""
 
-    def __init__(self, cache_dir: str | None, time_factors: dict[str, float]) -> None:
+    def __init__(self, cache_dir: str | None) -> None:
         node_id = ray.get_runtime_context().get_node_id() if ray.is_initialized() else ""
-        super().__init__(cache_dir, node_id, time_factors)
+        super().__init__(cache_dir, node_id)
 
 
 def _alive_nodes() -> list[dict[str, Any]]:
@@ -163,14 +163,10 @@ class PoolMetrics:
 
 
 class RayTransport:
-    """Judge workers as Ray actors (``scheduler.Transport``); ``time_factors``: their
-    judge's per-language factors on the time limit."""
+    """Judge workers as Ray actors (``scheduler.Transport``)."""
 
-    def __init__(
-        self, config: WorkerConfig, time_factors: Mapping[str, float] | None = None
-    ) -> None:
+    def __init__(self, config: WorkerConfig) -> None:
         self._config = config
-        self._time_factors = dict(time_factors or {})
         self._plan: dict[str | None, int] = {}
         self._counter = 0
         self._remote_worker = ray.remote(RayJudgeWorker)
@@ -190,9 +186,7 @@ class RayTransport:
             options["resources"] = {self._config.resource: _RESOURCE_SHARE}
         else:
             options["scheduling_strategy"] = "SPREAD"
-        handle = self._remote_worker.options(**options).remote(
-            self._config.cache_dir, self._time_factors
-        )
+        handle = self._remote_worker.options(**options).remote(self._config.cache_dir)
         return handle, key
 
     async def _start_workers(self, wanted: dict[str | None, int]) -> list[Worker]:
@@ -247,7 +241,7 @@ class RayTransport:
         return gone, await self._start_workers(wanted)
 
     async def judge(self, worker: Worker, job: JudgeJob) -> JudgeSummary:
-        ref = worker.handle.judge.remote(job.source, job.tests, **job.judge_options())
+        ref = worker.handle.judge.remote(job.source, job.tests, job.request)
         try:
             summary: JudgeSummary = await asyncio.wait_for(
                 await_ref(ref), timeout=job.deadline_seconds
@@ -272,11 +266,9 @@ class JudgePoolActor(JudgeScheduler):
     """The scheduler over Ray workers, run as a named async Ray actor shared by every
     reward process (``pool_actor``)."""
 
-    def __init__(
-        self, worker_config: dict[str, Any], time_factors: dict[str, float] | None = None
-    ) -> None:
+    def __init__(self, worker_config: dict[str, Any]) -> None:
         config = WorkerConfig(**worker_config)
-        super().__init__(config, RayTransport(config, time_factors), PoolMetrics())
+        super().__init__(config, RayTransport(config), PoolMetrics())
 
 
 def _dispatcher_node() -> str:
@@ -287,18 +279,16 @@ def _dispatcher_node() -> str:
     return str(ray.get_runtime_context().get_node_id())
 
 
-def pool_actor(config: WorkerConfig, time_factors: Mapping[str, float] | None = None) -> Any:
-    """The shared pool actor for ``config`` and ``time_factors`` (created on the head node
-    when missing; one pool per distinct settings).
+def pool_actor(config: WorkerConfig) -> Any:
+    """The shared pool actor for ``config`` (created on the head node when missing; one pool
+    per distinct settings).
 
     It takes no CPU; judge nodes may come and go without taking the dispatcher with them.
     """
     from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
     settings = asdict(config)
-    factors = dict(time_factors or {})
-    named = {**settings, "time_factors": factors} if factors else settings
-    digest = hashlib.sha1(json.dumps(named, sort_keys=True).encode()).hexdigest()[:10]
+    digest = hashlib.sha1(json.dumps(settings, sort_keys=True).encode()).hexdigest()[:10]
     name = f"{config.pool_name}-{digest}"
     return (
         ray.remote(JudgePoolActor)
@@ -310,7 +300,7 @@ def pool_actor(config: WorkerConfig, time_factors: Mapping[str, float] | None = 
             max_restarts=0,
             scheduling_strategy=NodeAffinitySchedulingStrategy(_dispatcher_node(), soft=False),
         )
-        .remote(settings, factors)
+        .remote(settings)
     )
 
 
@@ -318,19 +308,13 @@ class RayJudgePool:
     """What ``RewardService`` holds on Ray: the shared pool actor's handle (joining Ray, or
     starting it locally, when this process is not connected yet)."""
 
-    def __init__(
-        self,
-        config: WorkerConfig,
-        address: str | None = None,
-        time_factors: Mapping[str, float] | None = None,
-    ) -> None:
+    def __init__(self, config: WorkerConfig, address: str | None = None) -> None:
         self._config = config
-        self._time_factors = dict(time_factors or {})
         self._started_ray = False
         if not ray.is_initialized():
             ray.init(address=address, ignore_reinit_error=True, log_to_driver=False)
             self._started_ray = True
-        self._actor = pool_actor(config, self._time_factors)
+        self._actor = pool_actor(config)
 
     def share_tests(self, tests: list[tuple[str, str]]) -> Any:
         """Tests stored once in Ray's object store; jobs carry the reference."""
@@ -353,7 +337,7 @@ class RayJudgePool:
                 if attempt == 1:
                     raise
                 log.warning("the judge pool actor died; starting a new one")
-                self._actor = pool_actor(self._config, self._time_factors)
+                self._actor = pool_actor(self._config)
         raise AssertionError("unreachable")
 
     async def run_many(self, jobs: Sequence[JudgeJob]) -> list[JobOutcome]:

@@ -53,9 +53,9 @@ def _remember(kept: OrderedDict[str, Any], key: str, tests: Any) -> None:
         kept.popitem(last=False)
 
 
-def _serve(conn: Connection, cache_dir: str | None, time_factors: dict[str, float]) -> None:
+def _serve(conn: Connection, cache_dir: str | None) -> None:
     """A worker process: answer judge requests on ``conn`` until it closes."""
-    worker = JudgeWorker(cache_dir, LOCAL_NODE, time_factors)
+    worker = JudgeWorker(cache_dir, LOCAL_NODE)
     kept: OrderedDict[str, Any] = OrderedDict()
     conn.send(("ready", os.getpid()))
     while True:
@@ -65,14 +65,14 @@ def _serve(conn: Connection, cache_dir: str | None, time_factors: dict[str, floa
             return
         if message is None:
             return
-        kwargs, tests_key, tests = message
+        source, request, tests_key, tests = message
         if tests is None:
             tests = kept[tests_key]
             kept.move_to_end(tests_key)
         elif tests_key:
             _remember(kept, tests_key, tests)
         try:
-            conn.send(("ok", worker.judge(tests=tests, **kwargs)))
+            conn.send(("ok", worker.judge(source, tests, request)))
         except Exception:
             conn.send(("error", traceback.format_exc()[-2000:]))
 
@@ -91,13 +91,10 @@ class _Process:
 
 class LocalTransport:
     """Judge workers as local processes (``scheduler.Transport``); a worker's key is its
-    process id. ``time_factors``: their judge's per-language factors on the time limit."""
+    process id."""
 
-    def __init__(
-        self, config: WorkerConfig, time_factors: Mapping[str, float] | None = None
-    ) -> None:
+    def __init__(self, config: WorkerConfig) -> None:
         self._config = config
-        self._time_factors = dict(time_factors or {})
         self.size = max(1, config.num_workers or os.cpu_count() or 1)
         self._context = multiprocessing.get_context("spawn")
         # Blocking pipe waits and process starts: one thread per worker judging or starting.
@@ -108,7 +105,7 @@ class LocalTransport:
         parent, child = self._context.Pipe()
         process = self._context.Process(
             target=_serve,
-            args=(child, self._config.cache_dir, self._time_factors),
+            args=(child, self._config.cache_dir),
             daemon=True,
         )
         process.start()
@@ -170,9 +167,8 @@ def _ask(worker: _Process, job: JudgeJob) -> tuple[str, Any]:
     """Send a job to a worker and wait for its answer (at most the job's deadline):
     ("ok", summary), ("error", traceback), ("deadline", None) or ("lost", None)."""
     send_tests = job.tests if not job.tests_key or job.tests_key not in worker.kept else None
-    kwargs = {"source": job.source, **job.judge_options()}
     try:
-        worker.conn.send((kwargs, job.tests_key, send_tests))
+        worker.conn.send((job.source, job.request, job.tests_key, send_tests))
         if job.tests_key:
             _remember(worker.kept, job.tests_key, None)
         if not worker.conn.poll(job.deadline_seconds):
@@ -187,10 +183,8 @@ class LocalJudgePool:
     """What ``RewardService`` holds without Ray: the scheduler over local processes, on an
     event loop of its own (a thread), so that any caller (blocking or async) reaches it."""
 
-    def __init__(
-        self, config: WorkerConfig, time_factors: Mapping[str, float] | None = None
-    ) -> None:
-        self._transport = LocalTransport(config, time_factors)
+    def __init__(self, config: WorkerConfig) -> None:
+        self._transport = LocalTransport(config)
         self.scheduler = JudgeScheduler(config, self._transport)
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(

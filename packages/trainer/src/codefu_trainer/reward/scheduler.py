@@ -39,7 +39,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from codefu_sandbox.verdicts import Verdict
+from codefu_sandbox import Verdict
 from codefu_trainer.reward.config import WorkerConfig
 from codefu_trainer.reward.rules import DEADLINE, JUDGE_ERROR, WORKER_LOST, JudgeSummary
 from codefu_trainer.reward.step_metrics import Flip, JudgeWindow

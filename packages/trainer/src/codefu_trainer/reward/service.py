@@ -19,16 +19,11 @@ import threading
 from collections import OrderedDict
 from collections.abc import Coroutine, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from codefu_data.schema import judge_time_seconds
-from codefu_sandbox import CheckerConfig, GraderConfig, check_time_factors
-from codefu_sandbox.graders import get_grader
-from codefu_sandbox.languages import DEFAULT_LANGUAGE
-from codefu_sandbox.rules import JudgingRules
-from codefu_sandbox.rules import checker_params as rules_checker_params
-from codefu_trainer.reward.config import RewardConfig, RewardMode, reward_config_from
+from codefu_sandbox import JudgeRequest, Problem
+from codefu_trainer.reward.config import DeadlineConfig, RewardConfig, reward_config_from
 from codefu_trainer.reward.extract import answer_for
 from codefu_trainer.reward.judge_pool import RayJudgePool
 from codefu_trainer.reward.local_pool import LocalJudgePool
@@ -36,64 +31,10 @@ from codefu_trainer.reward.rules import JUDGE_ERROR, RewardResult, score_report
 from codefu_trainer.reward.scheduler import JudgePool
 from codefu_trainer.reward.worker import JobOutcome, JudgeJob
 
-__all__ = ["Problem", "RewardService", "ScoredResponse", "problem_from_ground_truth"]
+__all__ = ["RewardService", "ScoredResponse", "deadline_seconds"]
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
-
-
-@dataclass(frozen=True)
-class Problem:
-    """What judging needs from a ground truth (docs/ARCHITECTURE.md, "Ground truth").
-
-    `checker` is what judges it: the problem's own checker program when its ground truth
-    has one, else the reward's comparison (`reward.checker`) under its judging rules.
-    `grader`: how its tests run and compare (its ground truth's `grader`; none: stdio)."""
-
-    name: str
-    tests: tuple[tuple[str, str], ...]
-    time_seconds: float
-    memory_bytes: int
-    checker: CheckerConfig
-    rules: JudgingRules = field(default_factory=JudgingRules)
-    grader: GraderConfig = field(default_factory=GraderConfig)
-
-
-def _pairs(block: Any, where: str) -> list[tuple[str, str]]:
-    if block is None:
-        return []
-    if not isinstance(block, Mapping) or "input" not in block or "output" not in block:
-        raise ValueError(f"{where} must be a mapping with 'input' and 'output' lists")
-    inputs, outputs = list(block["input"]), list(block["output"])
-    if len(inputs) != len(outputs):
-        raise ValueError(f"{where} has {len(inputs)} inputs but {len(outputs)} outputs")
-    return [(str(i), str(o)) for i, o in zip(inputs, outputs, strict=True)]
-
-
-def problem_from_ground_truth(ground_truth: Any, config: RewardConfig) -> Problem:
-    """Read a processed row's ``reward_model.ground_truth`` (a mapping or its JSON text)."""
-    gt = json.loads(ground_truth) if isinstance(ground_truth, str | bytes) else ground_truth
-    if not isinstance(gt, Mapping):
-        raise ValueError(f"ground truth must be a mapping, got {type(gt).__name__}")
-    name = str(gt.get("name") or "?")
-    tests = _pairs(gt.get("private_tests"), f"{name}: private_tests")
-    if config.include_public_tests:  # the examples first, as LiveCodeBench runs them
-        tests = _pairs(gt.get("public_tests"), f"{name}: public_tests") + tests
-    seconds = judge_time_seconds(
-        gt.get("time_limit"),
-        scale=config.time_limit_scale,
-        default=config.default_time_limit_seconds,
-    )
-    memory = int(gt.get("memory_limit_bytes") or 0) or config.default_memory_limit_bytes
-    rules = JudgingRules.from_dict(gt.get("judging_rules"))
-    stored = gt.get("checker")  # ValueError below naming what is wrong
-    checker = (
-        CheckerConfig(config.checker, checker_params(config, rules))
-        if stored is None
-        else CheckerConfig.from_dict(stored)
-    )
-    grader = GraderConfig.from_dict(gt.get("grader"))  # absent or null: stdio
-    return Problem(name, tuple(tests), seconds, memory, checker, rules, grader)
 
 
 def _size(block: Any) -> tuple[int, int]:
@@ -128,31 +69,14 @@ def tests_digest(tests: Sequence[tuple[str, str]]) -> str:
     return h.hexdigest()
 
 
-def checker_params(config: RewardConfig, rules: JudgingRules | None = None) -> dict[str, Any]:
-    """The checker's parameters for one problem: the reward's float tolerance under the name
-    its checker takes, overridden by what the problem's statement allows (its judging rules)."""
-    return rules_checker_params(config.checker, rules, tolerance=config.float_tolerance)
-
-
-def judged_time_seconds(problem: Problem, config: RewardConfig, language: str) -> float:
-    """The time limit the judge applies to an answer in `language`: the problem's times the
-    language's factor (`Judge.limits_for`, with the judge's defaults filled in)."""
-    return problem.time_seconds * check_time_factors(config.time_factors)[language]
-
-
-def deadline_seconds(
-    problem: Problem, config: RewardConfig, language: str = DEFAULT_LANGUAGE
-) -> float:
+def deadline_seconds(request: JudgeRequest, deadline: DeadlineConfig) -> float:
     """Compile allowance + per test (limit × wall factor + overhead) + slack, capped. The
-    limit is the one the judge applies to `language` (`judged_time_seconds`: its time
-    factor; with the defaults, per test the judge's wall backstop), and the tests are as
-    many as the problem's grader may take the time of (`Grader.allowances`: the call
-    grader's module load has one test's)."""
-    d = config.deadline
-    per_test = judged_time_seconds(problem, config, language) * d.wall_factor
-    per_test += d.per_test_overhead_seconds
-    tests = get_grader(problem.grader.name).allowances(len(problem.tests))
-    return min(d.max_seconds, d.compile_seconds + tests * per_test + d.slack_seconds)
+    limit is the request's (the language's time factor applied: with the defaults, per
+    test the judge's wall backstop), and the tests are as many as the request's
+    `allowances` (the grader's: the call grader's module load has one test's)."""
+    d = deadline
+    per_test = request.limits.time_seconds * d.wall_factor + d.per_test_overhead_seconds
+    return min(d.max_seconds, d.compile_seconds + request.allowances * per_test + d.slack_seconds)
 
 
 # Problems kept prepared (tests stored, digest computed) per service, least recently used
@@ -163,7 +87,8 @@ PROBLEM_CACHE_CHARS = 256 << 20
 
 @dataclass(frozen=True)
 class PreparedProblem:
-    """A problem with its tests stored for the workers (a list, or a Ray ObjectRef to it)."""
+    """A problem (its tests and a request per accepted language, from the sandbox) with its
+    tests stored for the workers (a list, or a Ray ObjectRef to it)."""
 
     problem: Problem
     tests: Any
@@ -195,13 +120,14 @@ class RewardService:
         local: bool = False,
     ):
         self.config = reward_config_from(config)
+        self.policy = self.config.policy()
         self._problems: OrderedDict[tuple[Any, ...], PreparedProblem] = OrderedDict()
         self._cached_chars = 0
         self._cache_lock = threading.Lock()
         self._pool: JudgePool = (
-            LocalJudgePool(self.config.worker, self.config.time_factors)
+            LocalJudgePool(self.config.worker)
             if local
-            else RayJudgePool(self.config.worker, address, self.config.time_factors)
+            else RayJudgePool(self.config.worker, address)
         )
 
     # Preparation -----------------------------------------------------------------------
@@ -217,7 +143,7 @@ class RewardService:
                 if cached is not None:
                     self._problems.move_to_end(key)
                     return cached
-        problem = problem_from_ground_truth(truth, self.config)
+        problem = self.policy.problem(truth)
         tests = list(problem.tests)
         prepared = PreparedProblem(
             problem,
@@ -276,18 +202,13 @@ class RewardService:
                     score_report(None, cfg, failure=JUDGE_ERROR, language=language), None
                 )
                 continue
+            request = problem.requests[language]
             job = JudgeJob(
                 source=answer.code,
-                language=language,
                 tests=prepared.tests,
+                request=request,
+                deadline_seconds=deadline_seconds(request, cfg.deadline),
                 tests_key=prepared.digest,
-                time_seconds=problem.time_seconds,
-                memory_bytes=problem.memory_bytes,
-                checker=problem.checker,
-                grader=problem.grader,
-                stop_on_first_failure=cfg.mode is RewardMode.all_or_nothing,
-                deadline_seconds=deadline_seconds(problem, cfg, language),
-                stop_on_timeout=cfg.stop_on_timeout,
             )
             sizes[i] = len(problem.tests)
             jobs.append((i, job))

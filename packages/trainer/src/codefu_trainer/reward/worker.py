@@ -9,13 +9,12 @@ gets the same verdicts either way.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from codefu_sandbox import CheckerConfig, GraderConfig
-from codefu_sandbox.languages import DEFAULT_LANGUAGE
+from codefu_sandbox import JudgeRequest
 from codefu_trainer.reward.rules import JudgeSummary, summarize
 from codefu_trainer.reward.step_metrics import Flip
 
@@ -24,54 +23,30 @@ __all__ = ["JobOutcome", "JudgeJob", "JudgeWorker", "audit_chosen", "audit_flip"
 
 @dataclass(frozen=True)
 class JudgeJob:
-    """One response to judge.
-
-    ``tests`` is a list of (input, output) pairs or a Ray ObjectRef to one; ``tests_key``
-    a digest of them (empty: the job is never shared with an identical one). ``checker``
-    judges the outputs (the problem's, ``service.Problem.checker``). ``language``: the
-    judge language of ``source``. ``grader``: how the tests run and compare (the problem's,
-    ``service.Problem.grader``; default stdio).
+    """One response to judge: its `source`, the problem's `tests` (a list of (input, output)
+    pairs or a Ray ObjectRef to one) and the `request` that judges it, made by the sandbox
+    from the problem's ground truth (`codefu_sandbox.JudgingPolicy.problem`) and handed to
+    the judge as it is. ``tests_key`` is a digest of the tests (empty: the job is never
+    shared with an identical one); ``deadline_seconds`` bounds the judging (the service's
+    `deadline_seconds`).
     """
 
     source: str
     tests: Any
-    time_seconds: float
-    memory_bytes: int
-    checker: CheckerConfig
-    stop_on_first_failure: bool
+    request: JudgeRequest
     deadline_seconds: float
-    stop_on_timeout: bool = False
     tests_key: str = ""
-    language: str = DEFAULT_LANGUAGE
-    grader: GraderConfig = field(default_factory=GraderConfig)
+
+    @property
+    def language(self) -> str:
+        """The judge language of ``source``."""
+        return self.request.language
 
     def identity(self) -> tuple[Any, ...] | None:
         """Equal for jobs that must get the same verdict; None without a ``tests_key``."""
         if not self.tests_key:
             return None
-        return (
-            self.language,
-            self.source,
-            self.tests_key,
-            self.time_seconds,
-            self.memory_bytes,
-            self.checker,
-            self.grader,
-            self.stop_on_first_failure,
-            self.stop_on_timeout,
-        )
-
-    def judge_options(self) -> dict[str, Any]:
-        """The keyword arguments of ``JudgeWorker.judge`` for this job (with source, tests)."""
-        return {
-            "language": self.language,
-            "time_seconds": self.time_seconds,
-            "memory_bytes": self.memory_bytes,
-            "checker": self.checker,
-            "grader": self.grader,
-            "stop_on_first_failure": self.stop_on_first_failure,
-            "stop_on_timeout": self.stop_on_timeout,
-        }
+        return (self.source, self.tests_key, self.request)
 
     def submission_id(self) -> str:
         """A short id of this submission (its code and tests), for logs and flip reports."""
@@ -135,21 +110,12 @@ def pool_stats() -> dict[str, int]:
 
 
 class JudgeWorker:
-    """One judge; ``node_id`` is reported in every summary (empty outside Ray).
-    ``time_factors``: the judge's factor on the time limit per language
-    (``reward.time_factors``; languages left out: the judge's defaults)."""
+    """One judge; ``node_id`` is reported in every summary (empty outside Ray)."""
 
-    def __init__(
-        self,
-        cache_dir: str | None,
-        node_id: str = "",
-        time_factors: Mapping[str, float] | None = None,
-    ) -> None:
+    def __init__(self, cache_dir: str | None, node_id: str = "") -> None:
         from codefu_sandbox import Judge
 
-        self._judge = Judge(
-            cache_dir=Path(cache_dir) if cache_dir else None, time_factors=time_factors
-        )
+        self._judge = Judge(cache_dir=Path(cache_dir) if cache_dir else None)
         self._node_id = node_id
 
     def ready(self) -> str:
@@ -157,34 +123,14 @@ class JudgeWorker:
         return self._node_id
 
     def judge(
-        self,
-        source: str,
-        tests: Sequence[tuple[str, str]],
-        *,
-        time_seconds: float,
-        memory_bytes: int,
-        checker: CheckerConfig,
-        stop_on_first_failure: bool,
-        stop_on_timeout: bool = False,
-        language: str = DEFAULT_LANGUAGE,
-        grader: GraderConfig | None = None,
+        self, source: str, tests: Sequence[tuple[str, str]], request: JudgeRequest
     ) -> JudgeSummary:
-        """Compile once (the judge caches binaries) and run the tests here, one at a time.
+        """Compile once (the judge caches binaries) and run the tests here, one at a time,
+        as ``request`` says (its limits, checker, grader, and where judging stops: the
+        reward stops at the first TLE, which decides it, so the rest would only burn CPU)."""
+        from codefu_sandbox import TestCase
 
-        With ``stop_on_timeout`` judging stops at the first TLE: one timeout decides the
-        reward, so the rest would only burn CPU (a TLE program costs the time limit on
-        every test).
-        """
-        from codefu_sandbox import Limits, TestCase, Verdict
-
-        report = self._judge.judge(
-            source,
-            [TestCase(input=i, output=o) for i, o in tests],
-            Limits(time_seconds=time_seconds, memory_bytes=memory_bytes),
-            checker=checker,
-            stop_on_first_failure=stop_on_first_failure,
-            stop_on=(Verdict.TLE,) if stop_on_timeout else (),
-            language=language,
-            grader=grader,
+        report = self._judge.judge_request(
+            source, [TestCase(input=i, output=o) for i, o in tests], request
         )
         return summarize(report, node_id=self._node_id)

@@ -11,10 +11,15 @@ from typing import Protocol, TypeVar
 
 from omegaconf import DictConfig, OmegaConf
 
-from codefu_data.compose import compose_config
+from codefu_data.compose import ComposeError, compose_config
 from codefu_data.config import DataConfig, check_config
 from codefu_trainer.reward.config import FROM_DATA, RewardConfig, use_data_settings
-from codefu_trainer.run.config import SAGEMAKER_CLUSTER_SCHEMA, register_configs
+from codefu_trainer.run.cluster_kinds import (
+    check_kind_settings,
+    cluster_kind,
+    register_kind_schemas,
+)
+from codefu_trainer.run.config import register_configs
 from codefu_trainer.run.overrides import (
     ConfigError,
     Override,
@@ -54,6 +59,7 @@ def compose_train(
     (suggestions also from `other_keys()`, the other stage's keys as a user types them);
     `groups`: the primary config's groups (evaluation adds its protocols)."""
     register_configs()
+    register_kind_schemas()
     check_group_choices(conf_dir, ours, groups)
     group_choices = [o.text for o in ours if o.key in groups]
     base = _compose(conf_dir, config_name, group_choices)
@@ -65,6 +71,7 @@ def compose_train(
             check_group_choices(conf_dir, [Override(extra[-1], "", group, default)], groups)
     if extra:
         base = _compose(conf_dir, config_name, [*group_choices, *extra])
+    cluster_kind(base.cluster)  # a kind that is registered
     check_kind_settings(base, ours, conf_dir)
     check_one_place(ours)
     check_keys(
@@ -80,7 +87,7 @@ def _compose(conf_dir: Path, config_name: str, overrides: Sequence[str]) -> Dict
     """`compose_config`, a value of the wrong type told in a user's words (`schema_error`)."""
     try:
         return compose_config(conf_dir, config_name, overrides)
-    except ConfigError as exc:
+    except ComposeError as exc:
         raise ConfigError(schema_error(exc) or str(exc)) from exc
 
 
@@ -94,25 +101,6 @@ def check_one_place(ours: Sequence[Override]) -> None:
             raise ConfigError(
                 f"{ov.text}: the reward judges under data.{setting}, the one place for it "
                 f"(data validation judges under it too): set data.{setting} instead."
-            )
-
-
-def check_kind_settings(base: DictConfig, ours: Sequence[Override], conf_dir: Path) -> None:
-    """`cluster.sagemaker.*` on a cluster without SageMaker settings (only the sagemaker kind
-    has them) → an error naming the clusters that have them."""
-    for ov in ours:
-        if ov.key.split(".")[:2] == ["cluster", "sagemaker"] and "sagemaker" not in base.cluster:
-            having = sorted(
-                p.stem
-                for p in (conf_dir / "cluster").glob("*.yaml")
-                if SAGEMAKER_CLUSTER_SCHEMA in p.read_text()
-            )
-            raise ConfigError(
-                f"{ov.text}: cluster.sagemaker.* are the settings of a SageMaker job, which only "
-                f"a cluster of kind sagemaker has; cluster={base.cluster.name} is of kind "
-                f"{base.cluster.kind.value}. Choose one of: "
-                + ", ".join(f"cluster={name}" for name in having)
-                + "."
             )
 
 

@@ -18,62 +18,9 @@ from omegaconf import MISSING
 
 from codefu_data.config import DataConfig
 from codefu_launcher.plan import JUDGE_RESOURCE
-from codefu_launcher.spec import InstanceGroupSpec, JobSettings
 from codefu_trainer.reward.config import RewardConfig
 
 SAGEMAKER_CHECKPOINT_DIR = "/opt/ml/checkpoints"
-# The schema conf/cluster/sagemaker_*.yaml name first in their defaults.
-SAGEMAKER_CLUSTER_SCHEMA = "codefu_sagemaker_cluster_schema"
-
-
-class ClusterKind(enum.Enum):
-    """Where a run executes: the value of `cluster.kind`. What a kind checks, what it needs
-    installed and how its run starts is its module in `codefu_trainer.training.clusters`;
-    here is what evaluation, which stands beside training, reads of it too."""
-
-    # veRL on this machine's GPUs (inside a SageMaker job: on the job's Ray cluster)
-    local = "local"
-    cpu = "cpu"  # the CPU rehearsal (TRL GRPOTrainer + tiny model)
-    cpu_verl = "cpu_verl"  # veRL's own trainer on this machine's CPU (tiny model, hf rollout)
-    sagemaker = "sagemaker"  # submit a SageMaker training job that runs `local` inside
-
-    @property
-    def runs_here(self) -> bool:
-        """Whether a run of this kind runs on this machine (not on a job's hosts)."""
-        return self is not ClusterKind.sagemaker
-
-    @property
-    def uses_gpus_here(self) -> bool:
-        """Whether a run of this kind uses this machine's GPUs where it has some."""
-        return self.runs_here and self is not ClusterKind.cpu
-
-
-class GroupRole(enum.Enum):
-    """What the hosts of an instance group do in a heterogeneous SageMaker cluster."""
-
-    train = "train"  # GPU hosts: veRL actor/rollout/ref workers
-    judge = "judge"  # CPU hosts: compile and run submissions for the reward
-
-
-@dataclass
-class InstanceGroupConfig(InstanceGroupSpec):
-    """An instance group of the launcher's spec, and what its hosts do."""
-
-    role: GroupRole = GroupRole.train
-
-
-@dataclass
-class SageMakerConfig(JobSettings):
-    """A SageMaker training job: the launcher's JobSettings (codefu_launcher.spec: its
-    fields, defaults and comments) with the groups' roles. `sagemaker_job.build_job_spec`
-    adds the run name, entrypoint, source code and input channels."""
-
-    base_job_name: str = "codefu-grpo"  # the launcher's JobSettings has no default
-    instance_groups: list[InstanceGroupConfig] = field(default_factory=list)
-    # True, unlike the launcher's False on purpose: print the CreateTrainingJob request and
-    # touch no AWS. Submitting costs money, so it is an explicit
-    # `cluster.sagemaker.dry_run=false`.
-    dry_run: bool = True
 
 
 @dataclass
@@ -81,7 +28,9 @@ class ClusterConfig:
     """Nodes, GPUs and resource pools of the machines a run uses."""
 
     name: str = MISSING
-    kind: ClusterKind = MISSING
+    # A registered cluster kind (`run.cluster_kinds.CLUSTER_KINDS`: local, cpu, cpu_verl,
+    # sagemaker); settings only its clusters have come from the schema they start from.
+    kind: str = MISSING
     # GPU nodes that train (veRL's global resource pool is nnodes x gpus_per_node).
     nnodes: int = 1
     # 0: every GPU visible on this machine (local only).
@@ -98,14 +47,6 @@ class ClusterConfig:
     # GPU memory (GiB, as torch reports it) for the memory plan. None: from the SageMaker
     # instance type (codefu_launcher.instances.INSTANCE_TYPES), or nvidia-smi for `local`.
     gpu_memory_gib: float | None = None
-
-
-@dataclass
-class SageMakerClusterConfig(ClusterConfig):
-    """A cluster of kind sagemaker: a cluster with the SageMaker job's settings, which only
-    this kind has (conf/cluster/sagemaker_*.yaml start from `SAGEMAKER_CLUSTER_SCHEMA`)."""
-
-    sagemaker: SageMakerConfig = field(default_factory=SageMakerConfig)
 
 
 class ModelKind(enum.Enum):
@@ -255,7 +196,6 @@ def register_configs() -> None:
     cs = ConfigStore.instance()
     cs.store(name="codefu_train_schema", node=TrainConfig)
     cs.store(group="cluster", name="codefu_cluster_schema", node=ClusterConfig)
-    cs.store(group="cluster", name=SAGEMAKER_CLUSTER_SCHEMA, node=SageMakerClusterConfig)
     cs.store(group="model", name="codefu_model_schema", node=ModelConfig)
 
 

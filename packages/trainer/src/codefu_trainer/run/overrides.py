@@ -15,10 +15,17 @@ from typing import Any
 
 from omegaconf import DictConfig, ListConfig
 
-from codefu_data.compose import ConfigError, did_you_mean, dotted_keys
+from codefu_data.compose import did_you_mean, dotted_keys
 from codefu_trainer.run.config import OUR_KEYS
 
 VERL_PREFIX = "verl."
+
+
+class ConfigError(ValueError):
+    """A configuration problem of `codefu-train`/`codefu-eval` (exit 2); the message says
+    which key or option and what is valid."""
+
+
 _OVERRIDE = re.compile(r"^(?P<op>\+\+|\+|~)?(?P<key>[^=~+][^=]*?)(?:=(?P<value>.*))?$", re.S)
 
 

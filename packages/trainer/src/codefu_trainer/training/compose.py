@@ -13,12 +13,12 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, ClassVar, Protocol
 
 from omegaconf import DictConfig, OmegaConf
 
 from codefu_trainer.run.compose import PrerequisiteError, compose_train, typed_config
-from codefu_trainer.run.config import ClusterKind, TrainConfig, data_files, judge_on_judge_hosts
+from codefu_trainer.run.config import TrainConfig, data_files, judge_on_judge_hosts
 from codefu_trainer.run.overrides import (
     ConfigError,
     Override,
@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 class KindSettings(Protocol):
     """What composing a run takes from its cluster kind (training/clusters/)."""
 
-    kind: ClusterKind
+    name: ClassVar[str]  # the value of `cluster.kind` it composes
     # The veRL settings only this kind adds (cpu_verl's), or None.
     extension: ClusterExtension | None
 
@@ -89,10 +89,10 @@ def compose_stages(
     `gpus_detected` stands for this machine's GPUs where the cluster says 0."""
     from codefu_trainer.training.verl.config import build_verl_config
 
-    if cfg.cluster.kind is not kind.kind:
+    if cfg.cluster.kind != kind.name:
         raise ConfigError(
-            f"the {kind.kind.value} settings cannot compose cluster={cfg.cluster.name} "
-            f"(kind {cfg.cluster.kind.value})."
+            f"the {kind.name} settings cannot compose cluster={cfg.cluster.name} "
+            f"(kind {cfg.cluster.kind})."
         )
     _, theirs = split_overrides(overrides)
     judge_on_judge_hosts(cfg.cluster, cfg.reward)

@@ -1,8 +1,10 @@
-"""What a cluster kind is: its checks, what the preflight reads of it, how its run starts.
+"""What a cluster kind is: its facts, checks, what the preflight reads of it, how its run
+starts.
 
-`Cluster` holds what most kinds share (a run on this machine: its GPU, its disk); a kind's
-module subclasses it, sets `kind` and overrides what differs, and `registry.CLUSTERS` holds
-one of each.
+`Cluster` holds what most kinds share (a run on this machine: its GPU, its disk) on top of
+a kind's facts (`run.cluster_kinds.ClusterKind`: runs here, uses this machine's GPUs, its
+own settings); a kind's module subclasses it, sets `name` and overrides what differs, and
+joins the registry (`run.cluster_kinds.CLUSTER_KINDS`) by one entry point.
 """
 
 from __future__ import annotations
@@ -13,7 +15,8 @@ from pathlib import Path
 
 from omegaconf import DictConfig
 
-from codefu_trainer.run.config import ClusterKind, TrainConfig
+from codefu_trainer.run.cluster_kinds import ClusterKind
+from codefu_trainer.run.config import TrainConfig
 from codefu_trainer.run.overrides import ConfigError
 from codefu_trainer.run.stack import MLFLOW, VERL
 from codefu_trainer.training.compose import compose_stages
@@ -34,10 +37,9 @@ class Launch:
     verbose: bool = False  # a SageMaker dry run shows the SDK's log lines
 
 
-class Cluster:
-    """One cluster kind. Subclasses set `kind` and override what differs."""
+class Cluster(ClusterKind):
+    """One cluster kind. Subclasses set `name` and override what differs."""
 
-    kind: ClusterKind
     # The veRL settings only this kind adds to the derived ones (veRL on CPU's), or None.
     extension: ClusterExtension | None = None
     # `--check` shows the GPU memory plan and the preflight; the start refuses what they refuse.
@@ -53,7 +55,7 @@ class Cluster:
     def needs(self, cfg: TrainConfig) -> tuple[str, ...]:
         """The distributions a run of this kind imports here: its own, and MLflow when it
         tracks here (`run.tracking.mlflow`)."""
-        tracks = cfg.run.tracking.mlflow and self.kind.runs_here
+        tracks = cfg.run.tracking.mlflow and self.runs_here
         return (*self.distributions, *(MLFLOW if tracks else ()))
 
     def check(self, cfg: TrainConfig) -> None:
@@ -98,4 +100,4 @@ class Cluster:
 
     def start(self, cfg: TrainConfig, launch: Launch) -> int:
         """Start (or submit) the run of the checked stage 1 `cfg`; the exit code."""
-        raise NotImplementedError(f"cluster kind {self.kind.value} cannot start a run")
+        raise NotImplementedError(f"cluster kind {self.name} cannot start a run")

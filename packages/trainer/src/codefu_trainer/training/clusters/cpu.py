@@ -1,5 +1,6 @@
 """cluster kind `cpu`: the CPU rehearsal (TRL's GRPO loop on a tiny model, our judge), and
-with `run.evaluate_final=true` the evaluation of its final model."""
+with `run.evaluate_final=true` the evaluation of its final model. It runs here and uses no
+GPU, whatever this machine has."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from pathlib import Path
 from omegaconf import DictConfig
 
 from codefu_data.reader import DataError
-from codefu_trainer.run.config import ClusterKind, ModelKind, TrainConfig
+from codefu_trainer.run.config import ModelKind, TrainConfig
 from codefu_trainer.run.overrides import ConfigError
 from codefu_trainer.run.prepared_data import BadInputError, check_raw_source
 from codefu_trainer.run.progress import Heartbeat
@@ -19,7 +20,8 @@ from codefu_trainer.training.compose import require_data, write_resolved
 
 
 class Cpu(Cluster):
-    kind = ClusterKind.cpu
+    name = "cpu"
+    uses_gpus_here = False
     evaluates_final_model = True
     # TRL's loop, Ray for the judge, veRL's config files for the algorithm settings.
     distributions = ("verl", "ray", *TRL)

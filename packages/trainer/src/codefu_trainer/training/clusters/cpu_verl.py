@@ -3,14 +3,14 @@ CPU"), with the CPU path's veRL settings (`verl.cpu.config.EXTENSION`) composed 
 
 from __future__ import annotations
 
-from codefu_trainer.run.config import ClusterKind, TrainConfig
+from codefu_trainer.run.config import TrainConfig
 from codefu_trainer.training.clusters.base import Cluster, Launch
 from codefu_trainer.training.compose import require_data, write_resolved
 from codefu_trainer.training.verl.cpu.config import EXTENSION
 
 
 class CpuVerl(Cluster):
-    kind = ClusterKind.cpu_verl
+    name = "cpu_verl"
     extension = EXTENSION
 
     def start(self, cfg: TrainConfig, launch: Launch) -> int:

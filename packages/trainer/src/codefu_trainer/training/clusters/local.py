@@ -8,7 +8,7 @@ from pathlib import Path
 from omegaconf import DictConfig
 
 from codefu_trainer.run.compose import PrerequisiteError
-from codefu_trainer.run.config import ClusterKind, TrainConfig, names_a_folder
+from codefu_trainer.run.config import TrainConfig, names_a_folder
 from codefu_trainer.run.gpu import NO_GPU_MESSAGE, visible_gpu_count
 from codefu_trainer.training.clusters.base import Cluster, Launch
 from codefu_trainer.training.compose import require_data, write_resolved
@@ -16,7 +16,7 @@ from codefu_trainer.training.planning.preflight import gate
 
 
 class Local(Cluster):
-    kind = ClusterKind.local
+    name = "local"
     plans_gpu_memory = True
     gpu_may_be_elsewhere = True
 

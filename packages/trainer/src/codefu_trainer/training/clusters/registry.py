@@ -1,33 +1,30 @@
-"""The cluster kinds by `cluster.kind`, and composing a run through its kind.
+"""Composing a run through the kind of its cluster (`cluster.kind`).
 
-A new kind is its module beside this one (a `base.Cluster` subclass) and one entry below.
+A kind is its module beside this one (a `base.Cluster` subclass) and one entry point in the
+group `codefu.cluster_kinds` (`run.cluster_kinds.CLUSTER_KINDS`); nothing here names one.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
-from codefu_trainer.run.config import ClusterKind, TrainConfig
+from codefu_trainer.run.cluster_kinds import cluster_kind
+from codefu_trainer.run.config import TrainConfig
 from codefu_trainer.run.overrides import ConfigError, Override, split_overrides
 from codefu_trainer.training.clusters.base import Cluster
-from codefu_trainer.training.clusters.cpu import CPU
-from codefu_trainer.training.clusters.cpu_verl import CPU_VERL
-from codefu_trainer.training.clusters.local import LOCAL
-from codefu_trainer.training.clusters.sagemaker import SAGEMAKER
 from codefu_trainer.training.compose import compose_stage1, to_train_config
 from codefu_trainer.training.composed_run import ComposedRun
 
-CLUSTERS: Mapping[ClusterKind, Cluster] = {c.kind: c for c in (LOCAL, CPU, CPU_VERL, SAGEMAKER)}
-
 
 def cluster_of(cfg: TrainConfig) -> Cluster:
-    """The kind of the configured cluster."""
-    found = CLUSTERS.get(cfg.cluster.kind)
-    if found is None:
+    """The kind of the configured cluster; ConfigError for an unknown kind, or one that
+    cannot train (a kind registered with its facts alone)."""
+    found = cluster_kind(cfg.cluster)
+    if not isinstance(found, Cluster):
         raise ConfigError(
-            f"cluster={cfg.cluster.name}: no module handles cluster kind "
-            f"{cfg.cluster.kind.value} (codefu_trainer.training.clusters.registry.CLUSTERS)."
+            f"cluster={cfg.cluster.name}: cluster kind {found.name} is no training cluster "
+            "(a codefu_trainer.training.clusters.base.Cluster): codefu-train cannot run it."
         )
     return found
 

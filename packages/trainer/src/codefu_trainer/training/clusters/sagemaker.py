@@ -1,10 +1,11 @@
 """cluster kind `sagemaker`: submit a SageMaker training job (a dry run by default) whose head
 runs `codefu-train … cluster.kind=local` on the job's Ray cluster (training/sagemaker/job.py).
 
-The only kind with SageMaker settings: its clusters start from the schema
-`SageMakerClusterConfig` (`cluster.sagemaker.*`, the launcher's JobSettings); the GPU of its
-plan comes from the instance type (`codefu_launcher.instances.INSTANCE_TYPES`), its disk is
-the job's volume.
+Its run does not run here, nor on this machine's GPUs. The only kind with SageMaker
+settings (`settings`): its clusters start from the schema `SageMakerClusterConfig`
+(`cluster.sagemaker.*`, the launcher's JobSettings; `training/sagemaker/settings.py`), and
+such a key on another kind's cluster is refused; the GPU of its plan comes from the instance
+type (`codefu_launcher.instances.INSTANCE_TYPES`), its disk is the job's volume.
 """
 
 from __future__ import annotations
@@ -12,23 +13,26 @@ from __future__ import annotations
 from omegaconf import DictConfig
 
 from codefu_launcher.instances import INSTANCE_TYPES
-from codefu_trainer.run.config import (
-    SAGEMAKER_CLUSTER_SCHEMA,
-    ClusterKind,
-    GroupRole,
-    SageMakerClusterConfig,
-    TrainConfig,
-)
+from codefu_trainer.run.cluster_kinds import ClusterSettings
+from codefu_trainer.run.config import TrainConfig
 from codefu_trainer.run.overrides import ConfigError
 from codefu_trainer.training.clusters.base import Cluster, Launch
 from codefu_trainer.training.compose import write_resolved
 from codefu_trainer.training.planning.inputs import Gpu
 from codefu_trainer.training.planning.preflight import DiskRoom, gate
 from codefu_trainer.training.sagemaker.job import job_settings
+from codefu_trainer.training.sagemaker.settings import (
+    SCHEMA_NAME,
+    GroupRole,
+    SageMakerClusterConfig,
+)
 
 
 class SageMaker(Cluster):
-    kind = ClusterKind.sagemaker
+    name = "sagemaker"
+    runs_here = False
+    uses_gpus_here = False
+    settings = ClusterSettings("sagemaker", SageMakerClusterConfig, SCHEMA_NAME)
     plans_gpu_memory = True
 
     def check(self, cfg: TrainConfig) -> None:
@@ -37,7 +41,7 @@ class SageMaker(Cluster):
         if not isinstance(c, SageMakerClusterConfig):
             raise ConfigError(
                 f"cluster={c.name} is of kind sagemaker but has no SageMaker settings: start "
-                f"conf/cluster/{c.name}.yaml with `defaults: [{SAGEMAKER_CLUSTER_SCHEMA}, "
+                f"conf/cluster/{c.name}.yaml with `defaults: [{SCHEMA_NAME}, "
                 "_self_]`, as conf/cluster/sagemaker_p4de.yaml does."
             )
         sm = c.sagemaker

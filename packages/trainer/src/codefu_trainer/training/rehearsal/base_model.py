@@ -33,10 +33,10 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from codefu_data.compose import ConfigError
 from codefu_sandbox import default_cache_dir
 from codefu_sandbox.languages import DEFAULT_LANGUAGE, get
 from codefu_trainer.run.config import RehearsalConfig, TinyModelConfig
+from codefu_trainer.run.overrides import ConfigError
 
 # Bump when the warm start's code changes what a cached model would be.
 WARM_START_VERSION = 2

@@ -29,15 +29,13 @@ from typing import Any
 
 from codefu_launcher.plan import JUDGE_RESOURCE
 from codefu_trainer.run.compose import PrerequisiteError
-from codefu_trainer.run.config import (
+from codefu_trainer.run.config import ModelKind, TrainConfig, names_a_folder
+from codefu_trainer.training.composed_run import ComposedRun
+from codefu_trainer.training.sagemaker.settings import (
     GroupRole,
-    ModelKind,
     SageMakerClusterConfig,
     SageMakerConfig,
-    TrainConfig,
-    names_a_folder,
 )
-from codefu_trainer.training.composed_run import ComposedRun
 
 JOB_CONFIG_DIR = "."  # the job's source code is the conf/ directory; commands run inside it
 JOB_INPUT_DIR = "/opt/ml/input/data"  # channel <name> is /opt/ml/input/data/<name>

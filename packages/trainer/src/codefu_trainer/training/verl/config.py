@@ -16,7 +16,7 @@ from typing import Any
 
 from omegaconf import DictConfig, OmegaConf
 
-from codefu_data.compose import compose_config
+from codefu_data.compose import ComposeError, compose_config
 from codefu_trainer.reward.verl_metrics import REWARD_CONFIG_KWARG
 from codefu_trainer.run.compose import PrerequisiteError
 from codefu_trainer.run.config import (
@@ -130,7 +130,7 @@ def compose_verl(conf_dir: Path, overrides: Sequence[str]) -> DictConfig:
     searchpath = f"hydra.searchpath=[{hydra_value('file://' + str(verl_config_dir()))}]"
     try:
         return compose_config(conf_dir / "verl", VERL_CONFIG_NAME, [searchpath, *overrides])
-    except ConfigError as exc:
+    except ComposeError as exc:
         raise ConfigError(f"veRL config (conf/verl/{VERL_CONFIG_NAME}.yaml): {exc}") from exc
 
 
