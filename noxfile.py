@@ -489,7 +489,7 @@ def judge_tests(session: nox.Session) -> None:
 
 @nox.session(python=PYTHON)
 def lint(session: nox.Session) -> None:
-    """ruff check, ruff format --check, and mypy over every package."""
+    """ruff check, ruff format --check, and mypy (the packages, tools and benchmarks)."""
     install(session, *group("lint"), "nox>=2025.2.9")
     session.run("ruff", "check", ".")
     session.run("ruff", "format", "--check", ".")

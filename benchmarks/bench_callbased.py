@@ -43,8 +43,7 @@ from typing import Any
 
 from bench_languages import host
 
-from codefu_sandbox import GraderConfig, Judge, JudgeReport, Limits, TestCase, Verdict
-from codefu_sandbox.languages.python import FLAGS, LIVECODEBENCH_PRELUDE, PythonExecutor
+from codefu_sandbox import LANGUAGES, GraderConfig, Judge, JudgeReport, Limits, TestCase, Verdict
 
 LIMITS = Limits(1.0, 256 << 20)
 TESTS = 50
@@ -163,7 +162,8 @@ def longest_unique(s: str) -> int:
 
 
 def valid_brackets(s: str) -> bool:
-    pairs, stack = {")": "(", "]": "[", "}": "{"}, []
+    pairs = {")": "(", "]": "[", "}": "{"}
+    stack: list[str] = []
     for c in s:
         if c in pairs:
             if not stack or stack.pop() != pairs[c]:
@@ -535,18 +535,28 @@ def judge_once(judge: Judge, problem: Problem, source: str) -> tuple[float, Judg
     return cpu_now() - start, report
 
 
-def run_once(interpreter: str, problem: Problem, source: str) -> tuple[float, list[str]]:
+def interpreter_command(judge: Judge) -> list[str]:
+    """The Python interpreter and its flags as `judge` runs a Python program: its
+    `Program.argv` up to the `-c` of the code it runs."""
+    compiled, program = judge.executor("python").compile("pass\n")
+    if program is None:
+        raise SystemExit(f"an empty Python program did not build: {compiled.diagnostics}")
+    argv = list(program.argv)
+    return argv[: argv.index("-c")]
+
+
+def run_once(command: list[str], problem: Problem, source: str) -> tuple[float, list[str]]:
     job = {
         "code": source,
         "fn": problem.fn,
-        "prelude": LIVECODEBENCH_PRELUDE if problem.prelude else None,
+        "prelude": LANGUAGES["python"].preludes["livecodebench"] if problem.prelude else None,
         "seconds": LIMITS.time_seconds,
         "apps": problem.apps,
         "tests": problem.tests,
     }
     start = cpu_now()
     done = subprocess.run(
-        [interpreter, *FLAGS, "-c", RUNNER],
+        [*command, "-c", RUNNER],
         input=json.dumps(job),
         capture_output=True,
         text=True,
@@ -575,10 +585,8 @@ def main(argv: list[str] | None = None) -> int:
     wrong: list[str] = []
     with tempfile.TemporaryDirectory(prefix="codefu-bench-callbased-") as tmp:
         judge = Judge(Path(tmp))
-        executor = judge.executor("python")
-        assert isinstance(executor, PythonExecutor)
-        interpreter = executor.interpreter
-        print(f"Isolation: {judge.isolation}; interpreter {interpreter} {' '.join(FLAGS)}")
+        command = interpreter_command(judge)
+        print(f"Isolation: {judge.isolation}; interpreter {' '.join(command)}")
         judge_once(judge, every[0], "def warm_up():\n    pass\n")  # the executor's set-up
         measured: dict[tuple[str, str], Measured] = {}
         for round_ in range(args.rounds):
@@ -594,7 +602,7 @@ def main(argv: list[str] | None = None) -> int:
                             m.judge_cpu.append(spent)
                             m.judge_verdict = str(report.verdict)
                         else:
-                            spent, verdicts = run_once(interpreter, problem, source)
+                            spent, verdicts = run_once(command, problem, source)
                             m.runner_cpu.append(spent)
                             m.runner_verdict = summary(verdicts)
     print(

@@ -8,8 +8,10 @@ Measurements, each against a baseline measured in the same run where it has one:
    Targets: PCH >= 3x faster, p50 with PCH <= 0.35 s, cache hit <= 5 ms.
 2. Added run overhead per test: the judge running a trivial binary on N tests against a
    bare `subprocess.run` of the same binary N times. Target <= 3 ms. Then (2b) one launch
-   per test (`Runner.run`, joining the submission's memory cgroup each time, as the judge
-   did before `--serve`) with this sandbox-exec against the one of `--baseline-ref` (the
+   per test (`Runner.run` of the judge's runner, `Judge.runner`, joining the submission's
+   memory cgroup each time, as the judge did before `--serve`; the one part that reaches
+   below the sandbox's public face, since the runner is what it measures) with this
+   sandbox-exec against the one of `--baseline-ref` (the
    denylist seccomp filter, no new session, no IPC namespace), built from git, and the
    judge's served tests, alternating in one run. Target: <= 2 ms added per test by the
    filter.
@@ -25,6 +27,10 @@ Measurements, each against a baseline measured in the same run where it has one:
    (`--batch` fresh sources judged together by `judge_many` on 10 tests each, compiling or
    byte-compiling included, as a reward step sees them). No target: figures.
 
+`--parts` picks the parts to run (e.g. `--parts 1,2,2b,4,5`: all but the load of part 3;
+`--only-checkers` is `--parts 4`, `--only-languages` `--parts 5`); the smallest run is
+`--tests-per-round 1 --rounds 1` (and `--batch 1` for part 5).
+
 Prints a table per part with PASS/MISS per target and a final line of key figures. Exits
 non-zero only when something could not be measured (a compile failed, a known-correct
 solution was not accepted), never because a target was missed.
@@ -33,6 +39,7 @@ solution was not accepted), never because a target was missed.
 from __future__ import annotations
 
 import argparse
+import copy
 import dataclasses
 import json
 import os
@@ -51,6 +58,7 @@ from types import FrameType
 from codefu_sandbox import (
     CheckerConfig,
     CompilerConfig,
+    CompileResult,
     Judge,
     Limits,
     Submission,
@@ -58,8 +66,8 @@ from codefu_sandbox import (
     Verdict,
     usable_cpus,
 )
-from codefu_sandbox.judge import DEFAULT_OUTPUT_LIMIT, cgroup_cap, per_test_run_limits
-from codefu_sandbox.runner import Runner
+from codefu_sandbox.graders import per_test_run_limits
+from codefu_sandbox.languages import Program
 
 HERE = Path(__file__).resolve().parent
 SOLUTIONS = HERE / "solutions"
@@ -70,6 +78,9 @@ SANDBOX_EXEC_SOURCE = "packages/sandbox/src/codefu_sandbox/sandbox_exec.c"
 OLD_SANDBOX_EXEC_SOURCE = "packages/sandbox/src/codefu_sandbox/launcher.c"
 # The last commit whose solution filter was the denylist (part 2b's baseline).
 PREVIOUS_FILTER = "07c8c47e74db295430dc436e14b184fb23390085"
+# Its result line's format, and the same with the refused call's field (-1: none).
+RESULT_LINE_WITHOUT_REFUSED = b'"ok %d %d %lld %lld %ld %lld %d\\n"'
+RESULT_LINE_NONE_REFUSED = b'"ok %d %d %lld %lld %ld %lld %d -1\\n"'
 # Fractions of the time limit that the spinner burns in CPU time: under it → AC, over → TLE.
 AC_FRACTIONS = (0.4, 0.6)
 TLE_FRACTIONS = (1.5, 2.5)
@@ -117,6 +128,11 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
     return "\n".join(lines)
 
 
+def compile_cpp(judge: Judge, source: str) -> tuple[CompileResult, Program | None]:
+    """`source` built by `judge`'s C++ toolchain (or taken from its cache)."""
+    return judge.executor("cpp").compile(source)
+
+
 def typical_sources() -> dict[str, str]:
     sources = {p.stem: p.read_text() for p in sorted(TYPICAL.glob("*.cpp"))}
     if len(sources) < 10:
@@ -134,12 +150,12 @@ def bench_compile(sources: dict[str, str], work: Path) -> tuple[list[Target], di
     timings: dict[str, dict[str, float]] = {name: {} for name in sources}
     pch_used: dict[str, bool] = {}
     judges = {
-        mode: Judge(work / f"cache-{mode}", compiler=CompilerConfig(use_pch=use_pch))
+        mode: Judge(work / f"cache-{mode}", toolchains={"cpp": CompilerConfig(use_pch=use_pch)})
         for mode, use_pch in (("pch", True), ("no_pch", False))
     }
     for mode, judge in judges.items():
         # Warm-up: builds sandbox-exec and (with PCH) the precompiled header once.
-        warm, _ = judge.compiler.compile("#include <bits/stdc++.h>\nint main() { return 0; }\n")
+        warm, _ = compile_cpp(judge, "#include <bits/stdc++.h>\nint main() { return 0; }\n")
         if not warm.ok:
             raise BenchError(f"warm-up compile failed ({mode}): {warm.diagnostics[:500]}")
     # Interleaved (one source in both modes, alternating which goes first) so that
@@ -148,9 +164,9 @@ def bench_compile(sources: dict[str, str], work: Path) -> tuple[list[Target], di
         order = list(judges.items()) if index % 2 == 0 else list(reversed(judges.items()))
         for mode, judge in order:
             started = time.perf_counter()
-            result, binary = judge.compiler.compile(source)
+            result, built = compile_cpp(judge, source)
             elapsed = time.perf_counter() - started
-            if not result.ok or binary is None:
+            if not result.ok or built is None:
                 raise BenchError(f"{name}.cpp did not compile ({mode}): {result.diagnostics[:500]}")
             if result.cached:
                 raise BenchError(f"{name}.cpp came from the cache in a fresh cache dir ({mode})")
@@ -160,7 +176,7 @@ def bench_compile(sources: dict[str, str], work: Path) -> tuple[list[Target], di
     hits: list[float] = []
     for source in sources.values():
         started = time.perf_counter()
-        result, _ = judges["pch"].compiler.compile(source)
+        result, _ = compile_cpp(judges["pch"], source)
         hits.append(time.perf_counter() - started)
         if not result.cached:
             raise BenchError("a second compile of the same source missed the cache")
@@ -198,8 +214,8 @@ def bench_compile(sources: dict[str, str], work: Path) -> tuple[list[Target], di
 # ---------------------------------------------------------------------- 2. overhead
 def bench_overhead(judge: Judge, tests_per_round: int, rounds: int) -> tuple[list[Target], float]:
     source = (SOLUTIONS / "echo.cpp").read_text()
-    result, binary = judge.compiler.compile(source)
-    if not result.ok or binary is None:
+    result, built = compile_cpp(judge, source)
+    if not result.ok or built is None:
         raise BenchError(f"echo.cpp did not compile: {result.diagnostics[:500]}")
     tests = [TestCase(f"{i}\n", f"{i}\n") for i in range(tests_per_round)]
     bare: list[float] = []
@@ -208,7 +224,7 @@ def bench_overhead(judge: Judge, tests_per_round: int, rounds: int) -> tuple[lis
         started = time.perf_counter()
         for test in tests:
             done = subprocess.run(
-                [str(binary)], input=test.input.encode(), capture_output=True, check=False
+                list(built.argv), input=test.input.encode(), capture_output=True, check=False
             )
             if done.stdout.decode().split() != test.output.split():
                 raise BenchError("the bare run of echo.cpp printed the wrong answer")
@@ -337,7 +353,8 @@ def bench_languages(
     ]
     print(
         f"\n== 5. Languages ({rounds} alternating rounds: {tests_per_round} tests of a cached "
-        f"program; a batch of {batch} fresh sources x 10 tests on {usable_cpus()} CPUs; p50)"
+        f"program; a batch of {batch} fresh sources x {len(batch_tests)} tests on "
+        f"{usable_cpus()} CPUs; p50)"
     )
     print(table(["language", "ms / test", "s / batch", "s / submission in a batch"], rows))
     return {
@@ -351,7 +368,10 @@ def bench_languages(
 
 
 def previous_sandbox_exec(ref: str, directory: Path) -> Path:
-    """sandbox-exec of git `ref` (the denylist filter before issue 15), built here."""
+    """sandbox-exec of git `ref` (the denylist filter before issue 15), built here. A
+    sandbox-exec older than the refused system call's field of the result line (the
+    default ref's) prints it as -1 (none refused), the runner now reading one: nothing else
+    of its source changes."""
     for source_path in (SANDBOX_EXEC_SOURCE, OLD_SANDBOX_EXEC_SOURCE):
         shown = subprocess.run(
             ["git", "-C", str(HERE), "show", f"{ref}:{source_path}"],
@@ -366,27 +386,40 @@ def previous_sandbox_exec(ref: str, directory: Path) -> Path:
             f"needed; pass --baseline-ref): {shown.stderr.decode()[:300]}"
         )
     source = directory / "previous-sandbox_exec.c"
-    source.write_bytes(shown.stdout)
+    source.write_bytes(shown.stdout.replace(RESULT_LINE_WITHOUT_REFUSED, RESULT_LINE_NONE_REFUSED))
     binary = directory / "previous-sandbox-exec"
     subprocess.run(["gcc", "-O2", "-static", "-o", str(binary), str(source)], check=True)
     return binary
 
 
-def launched_per_test(runner: Runner, binary: Path, tests: Sequence[TestCase]) -> float:
-    """Seconds per test of one launch per test (`Runner.run`) under the judge's limits, in
-    one memory cgroup for all the tests (the judge's runs before `--serve`)."""
-    limits = per_test_run_limits(LIMITS, DEFAULT_OUTPUT_LIMIT)
+def launched_per_test(
+    judge: Judge,
+    program: Program,
+    tests: Sequence[TestCase],
+    sandbox_exec: Path | None = None,
+) -> float:
+    """Seconds per test of one launch per test (`Runner.run` of the judge's runner) under
+    the judge's limits, in one memory cgroup for all the tests (the judge's runs before
+    `--serve`). `sandbox_exec`: that binary instead of the runner's (the baseline of part
+    2b, older than `--ipcns`: it runs in the host's IPC namespace)."""
+    runner = judge.runner
+    if sandbox_exec is not None:  # the judge's runner (its uids, cgroups) with that binary
+        runner = copy.copy(runner)
+        runner.sandbox_exec = sandbox_exec
+        runner.isolation = dataclasses.replace(runner.isolation, ipcns=False)
+    limits = per_test_run_limits(LIMITS, judge.output_limit)
+    assert limits.cgroup_memory is not None  # per_test_run_limits always sets the cap
     with (
         runner.workspace() as private,
         runner.uids.take() as uid,
-        runner.memory_group(cgroup_cap(LIMITS.memory_bytes)) as group,
+        runner.memory_group(limits.cgroup_memory) as group,
     ):
         stdin, stdout, stderr = private / "in", private / "out", private / "err"
         started = time.perf_counter()
         for test in tests:
             stdin.write_text(test.input)
             outcome = runner.run(
-                [str(binary)],
+                list(program.argv),
                 cwd=private,
                 limits=limits,
                 stdin=stdin,
@@ -406,13 +439,12 @@ def bench_filter_overhead(
 ) -> tuple[list[Target], float]:
     """Per-test cost of this sandbox-exec (allowlist, new session, IPC namespace) against
     the one of `ref`, one launch per test, and of the judge's served tests, alternating."""
-    previous = Runner(judge.cache_dir)
-    previous.sandbox_exec = previous_sandbox_exec(ref, work)
-    # That sandbox-exec predates --ipcns: it runs in the host's IPC namespace.
-    previous.isolation = dataclasses.replace(previous.isolation, ipcns=False)
+    previous = previous_sandbox_exec(ref, work)
+    previous_isolation = dataclasses.replace(judge.runner.isolation, ipcns=False).describe()
     source = (SOLUTIONS / "echo.cpp").read_text()
-    _, binary = judge.compiler.compile(source)
-    assert binary is not None
+    _, program = compile_cpp(judge, source)
+    if program is None:
+        raise BenchError("echo.cpp did not compile")
     tests = [TestCase(f"{i}\n", f"{i}\n") for i in range(tests_per_round)]
 
     def served() -> float:
@@ -423,8 +455,8 @@ def bench_filter_overhead(
         return (time.perf_counter() - started) / len(tests)
 
     order = {
-        "previous": lambda: launched_per_test(previous, binary, tests),
-        "current": lambda: launched_per_test(judge.runner, binary, tests),
+        "previous": lambda: launched_per_test(judge, program, tests, previous),
+        "current": lambda: launched_per_test(judge, program, tests),
         "served": served,
     }
     times: dict[str, list[float]] = {name: [] for name in order}
@@ -440,7 +472,7 @@ def bench_filter_overhead(
             ["sandbox-exec", "ms / test"],
             [
                 [
-                    f"previous, a launch per test ({previous.isolation.describe()}, denylist)",
+                    f"previous, a launch per test ({previous_isolation}, denylist)",
                     f"{before_ms:.2f}",
                 ],
                 [f"current, a launch per test ({judge.isolation}, allowlist)", f"{now_ms:.2f}"],
@@ -567,6 +599,21 @@ def bench_stability(
     return [Target("verdict changes under load", changes, 0, "")], changes
 
 
+PARTS = ("1", "2", "2b", "3", "4", "5")
+
+
+def parts_arg(text: str) -> tuple[str, ...]:
+    """`--parts`: comma-separated part names, each one of PARTS."""
+    chosen = tuple(part.strip() for part in text.split(",") if part.strip())
+    unknown = [part for part in chosen if part not in PARTS]
+    if unknown or not chosen:
+        raise argparse.ArgumentTypeError(
+            f"unknown part(s) {', '.join(unknown) or '(none given)'}: choose from "
+            f"{', '.join(PARTS)}, comma-separated (e.g. --parts 1,2,2b)"
+        )
+    return chosen
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tests-per-round", type=int, default=100)
@@ -579,79 +626,81 @@ def main(argv: Sequence[str] | None = None) -> int:
         "one with the denylist filter)",
     )
     parser.add_argument(
+        "--parts",
+        type=parts_arg,
+        default=PARTS,
+        help=f"the parts to run, comma-separated, in this order: {','.join(PARTS)} (default "
+        "all; part 3 oversubscribes the CPUs)",
+    )
+    parser.add_argument(
         "--only-checkers",
-        action="store_true",
-        help="run part 4 (checker programs) alone",
+        action="store_const",
+        const=("4",),
+        dest="parts",
+        help="run part 4 (checker programs) alone: --parts 4",
     )
     parser.add_argument(
         "--only-languages",
-        action="store_true",
-        help="run part 5 (C++ against Python) alone",
+        action="store_const",
+        const=("5",),
+        dest="parts",
+        help="run part 5 (C++ against Python) alone: --parts 5",
     )
     parser.add_argument("--batch", type=int, default=16, help="submissions per batch (part 5)")
     args = parser.parse_args(argv)
+    parts = set(args.parts)
     started = time.perf_counter()
-    if args.only_languages:
-        try:
-            with tempfile.TemporaryDirectory(prefix="codefu-bench-judge-") as tmp:
-                costs = bench_languages(
-                    Judge(Path(tmp)), args.tests_per_round, args.rounds, args.batch
-                )
-        except BenchError as exc:
-            print(f"\nERROR: {exc}", file=sys.stderr)
-            return 1
-        print(f"\nKEY judge languages: {_costs(costs)} wall={time.perf_counter() - started:.0f}s")
-        return 0
-    if args.only_checkers:
-        try:
-            with tempfile.TemporaryDirectory(prefix="codefu-bench-judge-") as tmp:
-                ratios = bench_checkers(Judge(Path(tmp)), args.tests_per_round, args.rounds)
-        except BenchError as exc:
-            print(f"\nERROR: {exc}", file=sys.stderr)
-            return 1
-        print(f"\nKEY judge checkers: {_ratios(ratios)} wall={time.perf_counter() - started:.0f}s")
-        return 0
-    print(f"Judge benchmark: {usable_cpus()} usable CPUs, load average {os.getloadavg()[0]:.1f}")
+    print(
+        f"Judge benchmark, parts {','.join(p for p in PARTS if p in parts)}: {usable_cpus()} "
+        f"usable CPUs, load average {os.getloadavg()[0]:.1f}"
+    )
     targets: list[Target] = []
+    key: list[str] = []
     try:
         with tempfile.TemporaryDirectory(prefix="codefu-bench-judge-") as tmp:
             work = Path(tmp)
-            sources = typical_sources()
-            compile_targets, figures = bench_compile(sources, work)
-            targets += compile_targets
+            if "1" in parts:
+                compile_targets, figures = bench_compile(typical_sources(), work)
+                targets += compile_targets
+                key += [
+                    f"compile_p50_pch={figures['compile_p50_pch_s']:.3f}s",
+                    f"compile_p50_nopch={figures['compile_p50_nopch_s']:.3f}s",
+                    f"pch_speedup={figures['pch_speedup']:.1f}x",
+                    f"cache_hit={figures['cache_hit_ms']:.2f}ms",
+                ]
             judge = Judge(work / "cache-pch")  # reuses the warm PCH and binaries of part 1
-            overhead_targets, overhead = bench_overhead(judge, args.tests_per_round, args.rounds)
-            targets += overhead_targets
-            filter_targets, filter_added = bench_filter_overhead(
-                judge, args.baseline_ref, work, args.tests_per_round, args.rounds
-            )
-            targets += filter_targets
-            stability_targets, changes = bench_stability(
-                judge, sources, typical_tests(), args.load_factor
-            )
-            targets += stability_targets
-            ratios = bench_checkers(judge, args.tests_per_round, args.rounds)
-            costs = bench_languages(judge, args.tests_per_round, args.rounds, args.batch)
+            if "2" in parts:
+                overhead_targets, overhead = bench_overhead(
+                    judge, args.tests_per_round, args.rounds
+                )
+                targets += overhead_targets
+                key.append(f"run_overhead={overhead:.2f}ms/test")
+            if "2b" in parts:
+                filter_targets, filter_added = bench_filter_overhead(
+                    judge, args.baseline_ref, work, args.tests_per_round, args.rounds
+                )
+                targets += filter_targets
+                key.append(f"filter_added={filter_added:.2f}ms/test")
+            if "3" in parts:
+                stability_targets, changes = bench_stability(
+                    judge, typical_sources(), typical_tests(), args.load_factor
+                )
+                targets += stability_targets
+                key.append(f"verdict_changes_under_load={changes}")
+            if "4" in parts:
+                key.append(_ratios(bench_checkers(judge, args.tests_per_round, args.rounds)))
+            if "5" in parts:
+                costs = bench_languages(judge, args.tests_per_round, args.rounds, args.batch)
+                key.append(_costs(costs))
     except BenchError as exc:
         print(f"\nERROR: {exc}", file=sys.stderr)
         return 1
-    print("\n== Targets")
-    for target in targets:
-        print(target.line())
-    print(
-        "\nKEY judge: "
-        f"compile_p50_pch={figures['compile_p50_pch_s']:.3f}s "
-        f"compile_p50_nopch={figures['compile_p50_nopch_s']:.3f}s "
-        f"pch_speedup={figures['pch_speedup']:.1f}x "
-        f"cache_hit={figures['cache_hit_ms']:.2f}ms "
-        f"run_overhead={overhead:.2f}ms/test "
-        f"filter_added={filter_added:.2f}ms/test "
-        f"verdict_changes_under_load={changes} "
-        f"{_ratios(ratios)} "
-        f"{_costs(costs)} "
-        f"targets_met={sum(t.met for t in targets)}/{len(targets)} "
-        f"wall={time.perf_counter() - started:.0f}s"
-    )
+    if targets:
+        print("\n== Targets")
+        for target in targets:
+            print(target.line())
+        key.append(f"targets_met={sum(t.met for t in targets)}/{len(targets)}")
+    print(f"\nKEY judge: {' '.join(key)} wall={time.perf_counter() - started:.0f}s")
     return 0
 
 

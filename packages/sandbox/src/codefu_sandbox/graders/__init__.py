@@ -9,7 +9,8 @@ registered in `GRADERS` (`codefu_sandbox.registry.Registry`) by one entry point 
 `codefu.graders` naming that class (the built-ins' are in codefu-sandbox's pyproject.toml),
 or in this process by `GRADERS.register(MyGrader)`; `get_grader(name)` looks one up. A
 problem names its grader, with its parameters, by a `GraderConfig` (a ground truth's
-`grader`: absent or null is `stdio`).
+`grader`: absent or null is `stdio`). `per_test_run_limits` turns a problem's limits into
+one run's (a grader serving a harness under limits of its own: `GradingJob.serve(limits=)`).
 """
 
 from __future__ import annotations
@@ -19,7 +20,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from codefu_sandbox.graders.base import Grader, GradingJob, Run, ServedProgram
+from codefu_sandbox.graders.base import (
+    Grader,
+    GradingJob,
+    Run,
+    ServedProgram,
+    per_test_run_limits,
+)
 from codefu_sandbox.models import name_and_params
 from codefu_sandbox.registry import Registry
 
@@ -116,4 +123,5 @@ __all__ = [
     "ServedProgram",
     "get_grader",
     "grader_config",
+    "per_test_run_limits",
 ]
