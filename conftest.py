@@ -28,6 +28,14 @@ settings.load_profile("codefu")
 # as the cluster a run starts on this machine does (codefu_trainer/run/local_ray.py).
 os.environ.setdefault("RAY_worker_niceness", "0")
 
+# One OpenMP thread per process. pytest-xdist already runs one worker per core, and torch's
+# default of one thread per core in each worker, its subprocesses and Ray's processes beside
+# them oversubscribed the cores: OpenMP threads wait for each other at every parallel region,
+# and a thread that lost its core stalls the rest. Measured on 2 cores (2026-11-29): the
+# trainer's suite 15 min 20 s -> 12 min 10 s, the two-step Python rehearsal 213 s -> 58 s in it
+# (33 s alone). Set before any test imports torch; a value the caller set is kept.
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
 # A line-buffered log (CI, `| tee`) shows nothing of a line of pytest-xdist's dots until it
 # ends (every 72 tests): the suite looked hung for 16 min. The heartbeat below prints a
 # progress line every HEARTBEAT_S seconds, under the 60 s such a log may stay silent.
