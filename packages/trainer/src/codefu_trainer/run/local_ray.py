@@ -4,7 +4,7 @@ its workers' priority, and starting one of our own unless one is connected."""
 from __future__ import annotations
 
 import os
-from collections.abc import MutableMapping
+from collections.abc import Callable, MutableMapping
 from pathlib import Path
 
 
@@ -39,11 +39,19 @@ def workers_at_normal_priority(environ: MutableMapping[str, str] | None = None) 
     return True
 
 
-def start_ray() -> bool:
+# Ray gives a new node's raylet a fixed 30 s to register with its GCS; on a busy machine it can
+# take longer (a rehearsal's cluster failed so beside three pytest workers and their Ray
+# clusters on 2 cores), and a second start then succeeds. Starts tried in all:
+LOCAL_STARTS = 3
+RAYLET_TIMEOUT = "timed out during startup"  # Ray's message for it
+
+
+def start_ray(say: Callable[[str], object] = print) -> bool:
     """Start a Ray cluster of our own unless one is connected; True when this started it.
 
     RAY_ADDRESS names a cluster to join; a bare ray.init() would join any Ray cluster
-    already running on this machine.
+    already running on this machine. A local cluster whose node does not register in Ray's
+    30 s is stopped and started again, up to LOCAL_STARTS starts, each retry said in a line.
     """
     import ray
 
@@ -53,5 +61,17 @@ def start_ray() -> bool:
     address = os.environ.get("RAY_ADDRESS") or "local"
     if address == "local":
         workers_at_normal_priority()
+    for start in range(1, LOCAL_STARTS):
+        try:
+            ray.init(address=address, include_dashboard=False, configure_logging=False)
+            return True
+        except Exception as e:
+            if address != "local" or RAYLET_TIMEOUT not in str(e):
+                raise
+            ray.shutdown()  # stops the processes this try started
+            say(
+                "Ray: this machine's node did not register within Ray's 30 s (a busy "
+                f"machine?); starting the cluster again (start {start + 1} of {LOCAL_STARTS})"
+            )
     ray.init(address=address, include_dashboard=False, configure_logging=False)
     return True
